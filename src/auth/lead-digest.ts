@@ -1,0 +1,79 @@
+import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
+import type { ApiKey } from '../config/types.js';
+import { GatewayError } from './errors.js';
+import type { ReplayStore } from './replay.js';
+
+export interface DigestInput {
+  readonly digest: string;
+  readonly timestamp: string | string[] | undefined;
+  readonly customerId: string | null;
+}
+
+export interface DigestOptions {
+  readonly maxSkewS: number;
+  /** When set, each accepted digest is refused if presented again within its window. */
+  readonly replay: ReplayStore | null;
+}
+
+const HEX_64 = /^[0-9a-fA-F]{64}$/;
+const WHOLE_SECONDS = /^[0-9]{1,11}$/;
+
+/** Spec §4 rule 2: hex HMAC-SHA256 over `<customer_id>:<unix_timestamp>`, keyed with the signing secret. */
+export function computeLeadDigest(
+  secret: KeyObject | string,
+  customerId: string,
+  timestamp: number | string,
+): Buffer {
+  return createHmac('sha256', secret).update(`${customerId}:${timestamp}`, 'utf8').digest();
+}
+
+/**
+ * CONTRACT §3.6, the lead digest: `x-timestamp` is whole unix seconds within `maxSkewS` of now,
+ * `customer_id` is given, and the digest matches, compared in constant time over equal-length
+ * buffers. With single use on, a digest is accepted once.
+ */
+export function createLeadDigestVerifier(options: DigestOptions) {
+  return function verifyLeadDigest(key: ApiKey, input: DigestInput, nowS: number): GatewayError | null {
+    const ts = input.timestamp;
+    if (ts === undefined || ts === '') {
+      return new GatewayError(
+        'invalid_timestamp',
+        'x-timestamp (unix seconds) is required with x-leaddigest',
+      );
+    }
+    if (typeof ts !== 'string' || !WHOLE_SECONDS.test(ts)) {
+      const detail =
+        typeof ts === 'string' && /^[0-9]{12,}$/.test(ts)
+          ? 'x-timestamp must be whole unix seconds, not milliseconds'
+          : 'x-timestamp must be whole unix seconds';
+      return new GatewayError('invalid_timestamp', detail);
+    }
+    if (input.customerId === null || input.customerId === '') {
+      return new GatewayError(
+        'missing_customer_id',
+        'exactly one customer_id query parameter is required with a digest',
+      );
+    }
+    const tsS = Number(ts);
+    if (Math.abs(nowS - tsS) > options.maxSkewS) {
+      return new GatewayError(
+        'stale_timestamp',
+        `x-timestamp is more than ${options.maxSkewS} seconds from the gateway clock`,
+      );
+    }
+    if (!HEX_64.test(input.digest))
+      return new GatewayError('invalid_digest', 'x-leaddigest must be 64 hex characters');
+    const expected = computeLeadDigest(key.secret, input.customerId, ts);
+    const presented = Buffer.from(input.digest, 'hex');
+    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+      return new GatewayError('invalid_digest', 'the lead digest does not match');
+    }
+    if (options.replay !== null) {
+      const id = `${key.sha256}:${input.digest.toLowerCase()}`;
+      if (!options.replay.claim(id, (tsS + options.maxSkewS + 1) * 1000, nowS * 1000)) {
+        return new GatewayError('replayed_digest', 'this lead digest was already used');
+      }
+    }
+    return null;
+  };
+}

@@ -1,0 +1,161 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { ApiKey, Config } from '../config/types.js';
+import type { Address } from '../net/ip.js';
+import { checkAccess } from './access.js';
+import { createApiKeyCheck } from './api-key.js';
+import { checkOriginIp, createClientIpResolver } from './client-ip.js';
+import { GatewayError } from './errors.js';
+import { createLeadDigestVerifier } from './lead-digest.js';
+import { createLeadTokenVerifier } from './lead-token.js';
+import { routePath } from './path.js';
+import type { ReplayStore } from './replay.js';
+import { checkSource } from './source.js';
+
+/** What the pipeline reads of a request: plain facts, no sockets. */
+export interface RequestFacts {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly peer: string | undefined;
+  /** Unix seconds, the gateway clock. */
+  readonly nowS: number;
+}
+
+/** How the request proved which lead it is about. */
+export type LeadProof =
+  | { readonly via: 'token'; readonly leadId: string; readonly exp: number }
+  | {
+      readonly via: 'digest';
+      readonly customerId: string;
+      /** Set when a lead token came along too: the lookup checks that both name one lead. */
+      readonly tokenLeadId: string | null;
+    };
+
+/** Who is calling, once every check passed. */
+export interface Principal {
+  readonly key: ApiKey;
+  readonly client: Address | null;
+  readonly path: string;
+  readonly query: string;
+  /** `:id` of `GET /api/v2/merchant/leads/:id`, or null for a request to forward. */
+  readonly lookupId: string | null;
+  /** Null when no lead credential was presented (only for keys that need none). */
+  readonly lead: LeadProof | null;
+}
+
+export interface PipelineResult {
+  readonly principal: Principal | null;
+  readonly error: GatewayError | null;
+  /** The key, once known, also on refusals: for logs and metrics. */
+  readonly key: ApiKey | null;
+}
+
+const header = (headers: IncomingHttpHeaders, name: string): string | string[] | undefined => headers[name];
+
+/**
+ * CONTRACT §3: the checks, in the contract's order; the first that fails answers. Built once per
+ * config; the returned function only reads.
+ */
+export function createPipeline(config: Config, replay: ReplayStore | null) {
+  const checkApiKey = createApiKeyCheck(config.keys);
+  const resolveClientIp = createClientIpResolver(config.trustedProxies);
+  const verifyToken = createLeadTokenVerifier(config.leadToken);
+  const verifyDigest = createLeadDigestVerifier({ maxSkewS: config.digest.maxSkewS, replay });
+
+  const refuse = (error: GatewayError, key: ApiKey | null = null): PipelineResult => ({
+    principal: null,
+    error,
+    key,
+  });
+
+  return function authenticate(facts: RequestFacts): PipelineResult {
+    // 1. path
+    const route = routePath(facts.url);
+    if (route instanceof GatewayError) return refuse(route);
+
+    // 2. API key
+    const key = checkApiKey(header(facts.headers, 'x-apikey'));
+    if (key instanceof GatewayError) return refuse(key);
+
+    // 3. origin IP
+    const client = resolveClientIp(facts.peer, header(facts.headers, 'x-forwarded-for'));
+    const ipError = checkOriginIp(key, client);
+    if (ipError) return refuse(ipError, key);
+
+    // 4. source
+    const sourceError = checkSource(header(facts.headers, 'x-source'));
+    if (sourceError) return refuse(sourceError, key);
+
+    // 5. access type × method
+    const accessError = checkAccess(key, facts.method);
+    if (accessError) return refuse(accessError, key);
+
+    // 6. lead credential: a present credential is always verified
+    const isLookup = route.lookupId !== null && (facts.method === 'GET' || facts.method === 'HEAD');
+    const token = header(facts.headers, 'x-leadtoken');
+    const digest = header(facts.headers, 'x-leaddigest');
+    let lead: LeadProof | null = null;
+
+    if (digest !== undefined) {
+      if (!isLookup) {
+        return refuse(
+          new GatewayError('digest_not_accepted', 'x-leaddigest is accepted only on the lead lookup'),
+          key,
+        );
+      }
+      if (typeof digest !== 'string')
+        return refuse(new GatewayError('invalid_digest', 'send one x-leaddigest'), key);
+      const customerId = customerIdOf(route.query);
+      const digestError = verifyDigest(
+        key,
+        { digest, timestamp: header(facts.headers, 'x-timestamp'), customerId },
+        facts.nowS,
+      );
+      if (digestError) return refuse(digestError, key);
+      lead = { via: 'digest', customerId: customerId ?? '', tokenLeadId: null };
+    }
+    if (token !== undefined) {
+      if (typeof token !== 'string' || token === '') {
+        return refuse(new GatewayError('invalid_lead_token', 'send one x-leadtoken'), key);
+      }
+      const verified = verifyToken(key, token, facts.nowS);
+      if (verified instanceof GatewayError) return refuse(verified, key);
+      // Both credentials given: both were verified; the lookup checks that they name one lead.
+      lead =
+        lead === null
+          ? { via: 'token', leadId: verified.leadId, exp: verified.exp }
+          : { ...lead, tokenLeadId: verified.leadId };
+    }
+    if (lead === null && key.needsLead) {
+      return refuse(
+        new GatewayError(
+          'missing_lead_credential',
+          'a READ STOREFRONT key needs x-leadtoken (or x-leaddigest on the lookup)',
+        ),
+        key,
+      );
+    }
+    return {
+      principal: {
+        key,
+        client,
+        path: route.path,
+        query: route.query,
+        lookupId: isLookup ? route.lookupId : null,
+        lead,
+      },
+      error: null,
+      key,
+    };
+  };
+}
+
+/**
+ * The single `customer_id` of a query string, decoded; null when absent, given twice, or not
+ * decodable (any doubt is a refusal later on).
+ */
+export function customerIdOf(query: string): string | null {
+  if (query === '' || !query.includes('customer_id=')) return null;
+  const values = new URLSearchParams(query).getAll('customer_id');
+  return values.length === 1 ? (values[0] ?? null) : null;
+}

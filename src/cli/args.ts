@@ -1,0 +1,49 @@
+import { parseArgs } from 'node:util';
+
+export class UsageError extends Error {}
+
+/** parseArgs with string options only; unknown options and stray words are usage errors. */
+export function parseOptions<K extends string>(
+  args: string[],
+  names: readonly K[],
+): Partial<Record<K, string>> {
+  try {
+    const { values } = parseArgs({
+      args,
+      options: Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: false,
+    });
+    return values as Partial<Record<K, string>>;
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+export function configPathFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return option ?? env.LEADGATE_CONFIG ?? 'config/gateway.yaml';
+}
+
+/** The signing secret for the merchant-side helpers: from the environment, never from argv. */
+export function signingSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  const secret = env.LEADGATE_SIGNING_SECRET;
+  if (secret === undefined || secret === '') {
+    throw new UsageError(
+      "set LEADGATE_SIGNING_SECRET to the API key's signing secret (it is never read from argv)",
+    );
+  }
+  return secret;
+}
+
+/** Runs a subcommand body, turning usage errors into exit 2 with a message. */
+export async function guarded(body: () => Promise<number> | number): Promise<number> {
+  try {
+    return await body();
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`leadgate: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+
+/**
+ * The YAML shape of CONTRACT §2, as one zod schema: the source of the raw config type, of
+ * validation and of defaults. Everything derived from it (hashes, KeyObjects, matchers) is built
+ * in load.ts. Unknown fields are errors everywhere.
+ */
+
+const port = z.number().int().min(0).max(65535);
+const host = z.string().min(1);
+const positive = z.number().int().positive();
+const nonNegative = z.number().int().min(0);
+const origin = z
+  .string()
+  .regex(/^https?:\/\/[^/\s]+$/, 'must be an origin such as https://shop.example.com (no path, no "*")');
+
+const endpoint = (defaultPort: number) =>
+  z.strictObject({ host: host.default('0.0.0.0'), port: port.default(defaultPort) });
+
+const keySchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-"'),
+    key: z.string().min(16, 'an API key must have at least 16 characters').optional(),
+    key_sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (see `leadgate hash-key`)')
+      .optional(),
+    access_type: z.enum(['READ', 'WRITE']),
+    purpose: z.enum(['SERVER', 'STOREFRONT']).optional(),
+    signing_secret: z.string().min(16, 'a signing secret must have at least 16 characters').optional(),
+    signing_secret_file: z.string().min(1).optional(),
+    origin_ips: z.array(z.string()).optional(),
+    cors_origins: z.array(origin).optional(),
+  })
+  .superRefine((key, ctx) => {
+    if ((key.key === undefined) === (key.key_sha256 === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['key'], message: 'give exactly one of key or key_sha256' });
+    }
+    if ((key.signing_secret === undefined) === (key.signing_secret_file === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['signing_secret'],
+        message: 'give exactly one of signing_secret or signing_secret_file',
+      });
+    }
+    if (key.access_type === 'READ' && key.purpose === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['purpose'],
+        message: 'a READ key needs a purpose: SERVER or STOREFRONT',
+      });
+    }
+    if (key.access_type === 'WRITE' && key.purpose !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['purpose'], message: 'a WRITE key has no purpose' });
+    }
+  });
+
+export const configSchema = z.strictObject({
+  listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
+  admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
+  upstream: z.strictObject({
+    url: z.url({ protocol: /^https?$/ }),
+    timeout_ms: positive.default(30_000),
+    connect_timeout_ms: positive.default(5_000),
+    max_sockets: positive.default(256),
+    health_path: z.string().startsWith('/').optional(),
+  }),
+  client_ip: z
+    .strictObject({ trusted_proxies: z.array(z.string()).default([]) })
+    .default({ trusted_proxies: [] }),
+  digest: z
+    .strictObject({ max_skew_s: positive.default(300), single_use: z.boolean().default(false) })
+    .default({ max_skew_s: 300, single_use: false }),
+  lead_token: z
+    .strictObject({
+      ttl_s: positive.default(3600),
+      max_skew_s: nonNegative.default(60),
+      cache_size: nonNegative.default(10_000),
+    })
+    .default({ ttl_s: 3600, max_skew_s: 60, cache_size: 10_000 }),
+  leads: z
+    .strictObject({
+      file: z.string().min(1).optional(),
+      upstream: z
+        .strictObject({
+          path: z
+            .string()
+            .startsWith('/')
+            .refine((p) => p.includes('{customer_id}'), { message: 'must contain {customer_id}' }),
+          by_id_path: z
+            .string()
+            .startsWith('/')
+            .refine((p) => p.includes('{id}'), { message: 'must contain {id}' })
+            .optional(),
+          cache_ttl_s: nonNegative.default(60),
+          cache_size: positive.default(10_000),
+        })
+        .optional(),
+    })
+    .refine((l) => !(l.file && l.upstream), { message: 'give leads.file or leads.upstream, not both' })
+    .default({}),
+  cors: z
+    .strictObject({ origins: z.array(origin).default([]), max_age_s: nonNegative.default(600) })
+    .default({ origins: [], max_age_s: 600 }),
+  shutdown: z
+    .strictObject({ delay_s: nonNegative.default(5), timeout_s: nonNegative.default(25) })
+    .default({ delay_s: 5, timeout_s: 25 }),
+  limits: z
+    .strictObject({
+      max_header_bytes: positive.default(16_384),
+      max_body_bytes: positive.optional(),
+      header_timeout_ms: positive.default(10_000),
+      request_timeout_ms: positive.default(60_000),
+      keepalive_timeout_ms: positive.default(5_000),
+    })
+    .default({
+      max_header_bytes: 16_384,
+      header_timeout_ms: 10_000,
+      request_timeout_ms: 60_000,
+      keepalive_timeout_ms: 5_000,
+    }),
+  keys: z.array(keySchema).min(1, 'at least one key is needed'),
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+export type RawKey = z.infer<typeof keySchema>;
+
+export const leadsFileSchema = z.strictObject({
+  leads: z.array(z.looseObject({ _id: z.string().min(1), customer_id: z.string().min(1) })),
+});

@@ -1,0 +1,71 @@
+import type { KeyObject } from 'node:crypto';
+import type { IpMatcher } from '../net/ip.js';
+
+/** The fully resolved, immutable config: everything the hot path needs, already derived. */
+
+export type AccessType = 'READ' | 'WRITE';
+export type Purpose = 'SERVER' | 'STOREFRONT';
+
+export interface ApiKey {
+  readonly name: string;
+  /** Lowercase hex of sha256(key): the only form of the key leadgate keeps. */
+  readonly sha256: string;
+  readonly access: AccessType;
+  readonly purpose: Purpose | null;
+  /** The signing secret, as a KeyObject made once at load (HMAC and HS256 both take it). */
+  readonly secret: KeyObject;
+  readonly origins: IpMatcher | null;
+  readonly corsOrigins: ReadonlySet<string> | null;
+  /** True for READ + STOREFRONT: a lead credential is needed on every endpoint. */
+  readonly needsLead: boolean;
+}
+
+export interface Lead {
+  readonly _id: string;
+  readonly customer_id: string;
+  readonly [field: string]: unknown;
+}
+
+export type LeadsConfig =
+  | { readonly kind: 'file'; readonly file: string | null; readonly records: readonly Lead[] }
+  | {
+      readonly kind: 'upstream';
+      readonly path: string;
+      readonly byIdPath: string | null;
+      readonly cacheTtlMs: number;
+      readonly cacheSize: number;
+    };
+
+export interface Config {
+  /** Absolute path of the config file. */
+  readonly file: string;
+  /** sha256 over the config text and every file it names, to tell configs apart in metrics. */
+  readonly hash: string;
+  readonly loadedAt: Date;
+  /** Every file whose change should reload: the config itself, the leads file, secret files. */
+  readonly watchedFiles: readonly string[];
+  readonly listen: { readonly host: string; readonly port: number };
+  readonly admin: { readonly host: string; readonly port: number };
+  readonly upstream: {
+    readonly url: URL;
+    readonly timeoutMs: number;
+    readonly connectTimeoutMs: number;
+    readonly maxSockets: number;
+    readonly healthPath: string | null;
+  };
+  readonly trustedProxies: IpMatcher;
+  readonly digest: { readonly maxSkewS: number; readonly singleUse: boolean };
+  readonly leadToken: { readonly ttlS: number; readonly maxSkewS: number; readonly cacheSize: number };
+  readonly leads: LeadsConfig;
+  readonly cors: { readonly origins: ReadonlySet<string>; readonly maxAgeS: number };
+  readonly shutdown: { readonly delayS: number; readonly timeoutS: number };
+  readonly limits: {
+    readonly maxHeaderBytes: number;
+    readonly maxBodyBytes: number | null;
+    readonly headerTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    readonly keepAliveTimeoutMs: number;
+  };
+  /** Keys by the sha256 of their value. */
+  readonly keys: ReadonlyMap<string, ApiKey>;
+}

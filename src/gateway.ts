@@ -1,0 +1,231 @@
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { GatewayError } from './auth/errors.js';
+import { createMemoryReplayStore } from './auth/replay.js';
+import { ConfigError, formatProblem, loadConfig } from './config/load.js';
+import type { Config } from './config/types.js';
+import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
+import { createAdminHandler } from './http/admin.js';
+import { createHttpProxyForwarder } from './http/forward.js';
+import { problemBody } from './http/problem.js';
+import { createRequestHandler, type Lifecycle } from './http/server.js';
+import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
+import { createLogger, type Logger } from './observability/log.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { buildState, type GatewayState, type SharedDeps } from './state.js';
+
+export interface GatewayOptions {
+  readonly configPath: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly logger?: Logger;
+  /** Watch the config and the files it names, and reload on change (default true). */
+  readonly watch?: boolean;
+  /** The clock, in unix seconds (tests freeze it). */
+  readonly now?: () => number;
+}
+
+export interface Gateway {
+  readonly apiPort: number;
+  readonly adminPort: number;
+  readonly metrics: Metrics;
+  readonly config: () => Config;
+  /** Loads the config again; a config that fails validation is refused and the old one serves. */
+  reload(reason: string): 'ok' | 'unchanged' | 'failed';
+  /** SIGTERM semantics: not ready at once, serve `delay_s`, stop accepting, finish in-flight. */
+  drain(): Promise<void>;
+  /** Closes everything at once. */
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root of a running gateway: config → state → listeners, reloads and drain.
+ * `leadgate serve` and the integration tests both start the gateway through this.
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const logger = options.logger ?? createLogger();
+  const env = options.env ?? process.env;
+  const config = loadConfig(options.configPath, { env });
+  const metrics = createMetrics();
+  const agent = new http.Agent({
+    keepAlive: true,
+    maxSockets: config.upstream.maxSockets,
+    maxFreeSockets: config.upstream.maxSockets,
+    timeout: config.upstream.connectTimeoutMs,
+    scheduling: 'lifo',
+  });
+  const shared: SharedDeps = { agent, replay: createMemoryReplayStore(), metrics, logger };
+  let state: GatewayState = buildState(config, shared);
+  const lifecycle: Lifecycle = { draining: false, stopped: false };
+  const inflight = { count: 0 };
+  const forwarder = createHttpProxyForwarder(agent);
+  let health: UpstreamHealth | null = null;
+
+  const markLoaded = (c: Config) => {
+    metrics.configInfo.reset();
+    metrics.configInfo.set({ hash: c.hash.slice(0, 16) }, 1);
+    metrics.configLoaded.set(c.loadedAt.getTime() / 1000);
+    health?.stop();
+    health =
+      c.upstream.healthPath === null
+        ? null
+        : createUpstreamHealth(c.upstream.url, c.upstream.healthPath, agent);
+  };
+  markLoaded(config);
+
+  const limits = config.limits;
+  const api = http.createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headerTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, limits.headerTimeoutMs),
+    },
+    createRequestHandler({
+      current: () => state,
+      forwarder,
+      metrics,
+      logger,
+      lifecycle,
+      inflight,
+      now: options.now,
+    }),
+  );
+  api.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
+    answerClientError(err, socket, metrics),
+  );
+
+  const admin = http.createServer(
+    createAdminHandler(metrics, {
+      notReadyBecause: () => {
+        if (lifecycle.draining) return 'draining';
+        if (health !== null && !health.healthy()) return 'upstream not healthy';
+        return null;
+      },
+    }),
+  );
+
+  await listen(api, config.listen.host, config.listen.port);
+  await listen(admin, config.admin.host, config.admin.port);
+  const apiPort = (api.address() as AddressInfo).port;
+  const adminPort = (admin.address() as AddressInfo).port;
+
+  let watcher: ConfigWatcher | null = null;
+  const reload = (reason: string): 'ok' | 'unchanged' | 'failed' => {
+    let next: Config;
+    try {
+      next = loadConfig(options.configPath, { env });
+    } catch (err) {
+      metrics.reloads.inc({ result: 'failed' });
+      const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [String(err)];
+      logger.error({ reason, problems }, 'config reload refused; the previous config keeps serving');
+      return 'failed';
+    }
+    if (next.hash === state.config.hash) {
+      watcher?.update(next.watchedFiles);
+      return 'unchanged';
+    }
+    const previous = state;
+    state = buildState(next, shared);
+    previous.resolver.close();
+    watcher?.update(next.watchedFiles);
+    markLoaded(next);
+    metrics.reloads.inc({ result: 'ok' });
+    const moved =
+      next.listen.port !== previous.config.listen.port ||
+      next.listen.host !== previous.config.listen.host ||
+      next.admin.port !== previous.config.admin.port ||
+      next.admin.host !== previous.config.admin.host;
+    logger.info({ reason, keys: next.keys.size, hash: next.hash.slice(0, 16) }, 'config reloaded');
+    if (moved) logger.warn('listen/admin addresses changed: they take effect at the next restart');
+    return 'ok';
+  };
+  if (options.watch !== false) {
+    watcher = createConfigWatcher(config.watchedFiles, () => reload('file change'));
+  }
+
+  const closeAll = async () => {
+    watcher?.close();
+    health?.stop();
+    api.closeAllConnections();
+    admin.closeAllConnections();
+    await Promise.all([closeServer(api), closeServer(admin)]);
+    forwarder.close();
+    agent.destroy();
+    state.resolver.close();
+  };
+
+  let draining: Promise<void> | null = null;
+  return {
+    apiPort,
+    adminPort,
+    metrics,
+    config: () => state.config,
+    reload,
+    drain() {
+      draining ??= (async () => {
+        const { delayS, timeoutS } = state.config.shutdown;
+        lifecycle.draining = true;
+        logger.info(
+          { delay_s: delayS, timeout_s: timeoutS },
+          'draining: not ready; serving until the delay ends',
+        );
+        await sleep(delayS * 1000);
+        lifecycle.stopped = true;
+        const closed = closeServer(api);
+        api.closeIdleConnections();
+        logger.info({ inflight: inflight.count }, 'listener closed; finishing in-flight requests');
+        const finished = await Promise.race([
+          closed.then(() => true),
+          sleep(timeoutS * 1000).then(() => false),
+        ]);
+        if (!finished)
+          logger.warn({ inflight: inflight.count }, 'drain timeout: closing remaining connections');
+        await closeAll();
+      })();
+      return draining;
+    },
+    close: closeAll,
+  };
+}
+
+function listen(server: http.Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** Malformed requests never reach the handler: answer them here, as problems too. */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, metrics: Metrics): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const error =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? new GatewayError('headers_too_large', 'the request headers are larger than allowed')
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new GatewayError('request_timeout', 'the request was not received in time')
+        : new GatewayError('bad_request', 'the request is not valid HTTP');
+  metrics.requests.inc({ status: String(error.status), code: error.code, key: '' });
+  const body = problemBody(error, 'none');
+  socket.end(
+    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}

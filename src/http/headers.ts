@@ -1,0 +1,75 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { Principal } from '../auth/pipeline.js';
+
+/**
+ * Headers a client may not set on the upstream request: identity headers the gateway sets,
+ * credentials the upstream has no use for, and hop-by-hop headers (RFC 9110 §7.6.1).
+ */
+const STRIPPED = new Set([
+  'x-lead-id',
+  'x-api-key-name',
+  'x-api-key-access',
+  'x-api-key-purpose',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'x-real-ip',
+  'forwarded',
+  'x-request-id',
+  'x-apikey',
+  'x-leadtoken',
+  'x-leaddigest',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'upgrade',
+]);
+
+export interface HopFacts {
+  readonly requestId: string;
+  readonly peer: string | undefined;
+  /** The peer is a trusted proxy: its X-Forwarded-For chain and proto are kept and extended. */
+  readonly peerTrusted: boolean;
+  readonly encrypted: boolean;
+}
+
+/** CONTRACT §5: what the upstream receives, from what the client sent. */
+export function upstreamHeaders(
+  incoming: IncomingHttpHeaders,
+  principal: Principal,
+  hop: HopFacts,
+): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  const connection = incoming.connection;
+  const named =
+    typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
+      ? new Set(connection.split(',').map((h) => h.trim().toLowerCase()))
+      : null;
+  for (const name in incoming) {
+    if (STRIPPED.has(name) || named?.has(name)) continue;
+    out[name] = incoming[name];
+  }
+  const peer = hop.peer ?? '';
+  const priorFor = hop.peerTrusted ? incoming['x-forwarded-for'] : undefined;
+  out['x-forwarded-for'] = priorFor
+    ? `${Array.isArray(priorFor) ? priorFor.join(', ') : priorFor}, ${peer}`
+    : peer;
+  const priorProto = hop.peerTrusted ? incoming['x-forwarded-proto'] : undefined;
+  out['x-forwarded-proto'] =
+    typeof priorProto === 'string' && /^https?$/.test(priorProto)
+      ? priorProto
+      : hop.encrypted
+        ? 'https'
+        : 'http';
+  out['x-request-id'] = hop.requestId;
+  const key = principal.key;
+  out['x-api-key-name'] = key.name;
+  out['x-api-key-access'] = key.access;
+  if (key.purpose !== null) out['x-api-key-purpose'] = key.purpose;
+  if (principal.lead?.via === 'token') out['x-lead-id'] = principal.lead.leadId;
+  return out;
+}

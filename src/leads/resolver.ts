@@ -1,0 +1,15 @@
+import type { Lead } from '../config/types.js';
+
+/** Where the lookup finds leads: a file (the embedded default) or the backend. */
+export interface LeadResolver {
+  byCustomerId(customerId: string, ctx: LookupContext): Promise<Lead | null>;
+  byId(id: string, ctx: LookupContext): Promise<Lead | null>;
+  /** Stops timers and drops caches; called when a reload replaces the resolver. */
+  close(): void;
+}
+
+/** Who asks: sent on to a backend resolver, and part of its cache key. */
+export interface LookupContext {
+  readonly keyName: string;
+  readonly requestId: string;
+}

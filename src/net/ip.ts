@@ -1,0 +1,86 @@
+import ipaddr from 'ipaddr.js';
+
+export type Address = ipaddr.IPv4 | ipaddr.IPv6;
+
+/**
+ * Parses an address the way leadgate compares them: IPv4-mapped IPv6 (`::ffff:1.2.3.4`) becomes
+ * its IPv4 form, an IPv6 zone (`%eth0`) is dropped. Returns null for anything that is not an address.
+ */
+export function parseAddress(text: string): Address | null {
+  const trimmed = text.trim();
+  if (!ipaddr.isValid(trimmed)) return null;
+  try {
+    return ipaddr.process(trimmed);
+  } catch {
+    return null;
+  }
+}
+
+/** Canonical text of an address, used as a set key: one spelling per address. */
+export function addressKey(addr: Address): string {
+  return addr.kind() === 'ipv6' ? (addr as ipaddr.IPv6).toNormalizedString() : addr.toString();
+}
+
+export type Range = readonly [Address, number];
+
+/**
+ * Parses `203.0.113.7`, `198.51.100.0/24`, `2001:db8::/32` or `::ffff:10.0.0.0/104`.
+ * A CIDR whose host bits are set (`10.0.0.1/8`) is refused: it is almost always a typo.
+ */
+export function parseRange(text: string): Range | string {
+  const trimmed = text.trim();
+  if (!trimmed.includes('/')) {
+    const addr = parseAddress(trimmed);
+    if (!addr) return `"${trimmed}" is not an IP address`;
+    return [addr, addr.kind() === 'ipv4' ? 32 : 128];
+  }
+  if (!ipaddr.isValidCIDR(trimmed)) return `"${trimmed}" is not a CIDR range`;
+  let [addr, bits] = ipaddr.parseCIDR(trimmed);
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
+    addr = (addr as ipaddr.IPv6).toIPv4Address();
+    bits -= 96;
+  }
+  const network =
+    addr.kind() === 'ipv4'
+      ? ipaddr.IPv4.networkAddressFromCIDR(`${addr.toString()}/${bits}`)
+      : ipaddr.IPv6.networkAddressFromCIDR(`${addr.toString()}/${bits}`);
+  if (addressKey(network) !== addressKey(addr)) {
+    return `"${trimmed}" has host bits set (did you mean ${addressKey(network)}/${bits}?)`;
+  }
+  return [addr, bits];
+}
+
+export interface IpMatcher {
+  readonly size: number;
+  matches(addr: Address): boolean;
+}
+
+/**
+ * Compiles a list of ranges once: single addresses go into a set (O(1) whatever the list's
+ * length), real ranges are scanned, grouped by address family.
+ */
+export function createIpMatcher(ranges: readonly Range[]): IpMatcher {
+  const exact = new Set<string>();
+  const v4: Array<[ipaddr.IPv4, number]> = [];
+  const v6: Array<[ipaddr.IPv6, number]> = [];
+  for (const [addr, bits] of ranges) {
+    const full = addr.kind() === 'ipv4' ? 32 : 128;
+    if (bits === full) exact.add(addressKey(addr));
+    else if (addr.kind() === 'ipv4') v4.push([addr as ipaddr.IPv4, bits]);
+    else v6.push([addr as ipaddr.IPv6, bits]);
+  }
+  return {
+    size: ranges.length,
+    matches(addr: Address): boolean {
+      if (exact.has(addressKey(addr))) return true;
+      if (addr.kind() === 'ipv4') {
+        const a = addr as ipaddr.IPv4;
+        for (const range of v4) if (a.match(range)) return true;
+      } else {
+        const a = addr as ipaddr.IPv6;
+        for (const range of v6) if (a.match(range)) return true;
+      }
+      return false;
+    },
+  };
+}
