@@ -14,7 +14,8 @@ export interface RoutedPath {
 
 // Anything a server or proxy behind us might read differently from the raw bytes: encoded dots,
 // slashes, backslashes, NULs, repeated slashes, backslashes and dot segments.
-const AMBIGUOUS = /%2e|%2f|%5c|%00|\/\/|\\|\/\.\.?(?:\/|$)/i;
+// Double encoding (%25xx) too: a backend that decodes twice would see the second layer.
+const AMBIGUOUS = /%2e|%2f|%5c|%00|%25[0-9a-f]{2}|\/\/|\\|\/\.\.?(?:\/|$)/i;
 
 /**
  * CONTRACT §3.1. A path is accepted only in its one canonical spelling under the prefix. A path
@@ -25,10 +26,11 @@ export function routePath(rawUrl: string): RoutedPath | GatewayError {
   const q = rawUrl.indexOf('?');
   const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
   const query = q === -1 ? '' : rawUrl.slice(q + 1);
-  if (path.startsWith(API_PREFIX) && !AMBIGUOUS.test(path)) {
+  const prefixed = path.startsWith(API_PREFIX);
+  if (prefixed && !AMBIGUOUS.test(path)) {
     return { path, query, lookupId: lookupIdOf(path) };
   }
-  if (normalise(path).startsWith(API_PREFIX)) {
+  if (prefixed || normalise(path).startsWith(API_PREFIX)) {
     return new GatewayError(
       'bad_path',
       'the path is not in canonical form (case, encoding, slashes or dot segments)',

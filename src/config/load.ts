@@ -118,6 +118,8 @@ export function loadConfig(configPath: string, options: LoadOptions = {}): Confi
   const src = new YamlSource(file, text);
   if (src.problems.length > 0) throw new ConfigError(src.problems);
   src.substituteEnv(env);
+  // An unset variable would only cascade into "too short" and "required" noise below.
+  if (src.problems.length > 0) throw new ConfigError(src.problems);
 
   const parsed = configSchema.safeParse(src.doc.toJS());
   if (!parsed.success) {
@@ -274,7 +276,8 @@ function resolveLeads(
   const content = readNamed(['leads', 'file'], name);
   if (content === null) return { kind: 'file', file: null, records: [] };
   const leadsSrc = new YamlSource(resolve(base, name), content);
-  const parsed = leadsSrc.problems.length === 0 ? leadsFileSchema.safeParse(leadsSrc.doc.toJS()) : null;
+  const rawLeads: unknown = leadsSrc.problems.length === 0 ? leadsSrc.doc.toJS() : null;
+  const parsed = rawLeads === null ? null : leadsFileSchema.safeParse(rawLeads);
   if (parsed && !parsed.success) {
     for (const issue of parsed.error.issues) {
       leadsSrc.problem(
@@ -283,17 +286,19 @@ function resolveLeads(
       );
     }
   }
-  const records = parsed?.success ? (parsed.data.leads as Lead[]) : [];
+  const list = (rawLeads as { leads?: unknown } | null)?.leads;
   const ids = new Set<string>();
   const customers = new Set<string>();
-  records.forEach((lead, i) => {
-    if (ids.has(lead._id)) leadsSrc.problem(['leads', i, '_id'], `duplicate _id "${lead._id}"`);
-    if (customers.has(lead.customer_id)) {
-      leadsSrc.problem(['leads', i, 'customer_id'], `duplicate customer_id "${lead.customer_id}"`);
+  (Array.isArray(list) ? (list as Array<Partial<Lead> | null>) : []).forEach((lead, i) => {
+    const { _id: id, customer_id: customer } = lead ?? {};
+    if (typeof id === 'string' && ids.has(id)) leadsSrc.problem(['leads', i, '_id'], `duplicate _id "${id}"`);
+    if (typeof customer === 'string' && customers.has(customer)) {
+      leadsSrc.problem(['leads', i, 'customer_id'], `duplicate customer_id "${customer}"`);
     }
-    ids.add(lead._id);
-    customers.add(lead.customer_id);
+    if (typeof id === 'string') ids.add(id);
+    if (typeof customer === 'string') customers.add(customer);
   });
+  const records = parsed?.success ? (parsed.data.leads as Lead[]) : [];
   src.problems.push(...leadsSrc.problems);
   return { kind: 'file', file: resolve(base, name), records };
 }

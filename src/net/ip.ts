@@ -8,7 +8,8 @@ export type Address = ipaddr.IPv4 | ipaddr.IPv6;
  */
 export function parseAddress(text: string): Address | null {
   const trimmed = text.trim();
-  if (!ipaddr.isValid(trimmed)) return null;
+  // Four dotted decimals only: no `1.2.3`, `0x7f.1` or other legacy IPv4 shorthands.
+  if (!ipaddr.IPv4.isValidFourPartDecimal(trimmed) && !ipaddr.IPv6.isValid(trimmed)) return null;
   try {
     return ipaddr.process(trimmed);
   } catch {
@@ -34,7 +35,10 @@ export function parseRange(text: string): Range | string {
     if (!addr) return `"${trimmed}" is not an IP address`;
     return [addr, addr.kind() === 'ipv4' ? 32 : 128];
   }
-  if (!ipaddr.isValidCIDR(trimmed)) return `"${trimmed}" is not a CIDR range`;
+  const slash = trimmed.indexOf('/');
+  if (!ipaddr.isValidCIDR(trimmed) || parseAddress(trimmed.slice(0, slash)) === null) {
+    return `"${trimmed}" is not a CIDR range`;
+  }
   let [addr, bits] = ipaddr.parseCIDR(trimmed);
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
     addr = (addr as ipaddr.IPv6).toIPv4Address();

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { checkAccess } from '../../src/auth/access.js';
+import { createApiKeyCheck } from '../../src/auth/api-key.js';
+import { GatewayError } from '../../src/auth/errors.js';
+import { checkSource } from '../../src/auth/source.js';
+import { testKey } from '../helpers/key.js';
+
+describe('api key', () => {
+  const key = testKey();
+  const check = createApiKeyCheck(new Map([[key.sha256, key]]));
+  it('finds a known key by its hash', () => {
+    expect(check('the-key-value-0001')).toBe(key);
+  });
+  it.each([
+    [undefined, 'missing_api_key'],
+    ['', 'missing_api_key'],
+    ['the-key-value-0002', 'invalid_api_key'],
+    ['THE-KEY-VALUE-0001', 'invalid_api_key'],
+    [['the-key-value-0001', 'the-key-value-0001'], 'invalid_api_key'],
+  ])('refuses %j with %s', (header, code) => {
+    const r = check(header);
+    expect(r).toBeInstanceOf(GatewayError);
+    expect((r as GatewayError).code).toBe(code);
+    expect((r as GatewayError).detail).not.toContain('the-key-value');
+  });
+});
+
+describe('source', () => {
+  it('accepts web and mobile', () => {
+    expect(checkSource('web')).toBeNull();
+    expect(checkSource('mobile')).toBeNull();
+  });
+  it.each([
+    [undefined, 'missing_source'],
+    ['', 'missing_source'],
+    ['desktop', 'invalid_source'],
+    ['WEB', 'invalid_source'],
+    [['web', 'web'], 'invalid_source'],
+  ])('refuses %j with %s', (header, code) => {
+    expect(checkSource(header)?.code).toBe(code);
+  });
+});
+
+describe('access', () => {
+  it('lets READ keys read only', () => {
+    const read = testKey({ access: 'READ' });
+    for (const m of ['GET', 'HEAD', 'OPTIONS']) expect(checkAccess(read, m)).toBeNull();
+    for (const m of ['POST', 'PUT', 'PATCH', 'DELETE'])
+      expect(checkAccess(read, m)?.code).toBe('method_not_allowed');
+  });
+  it('lets WRITE keys use any method', () => {
+    const write = testKey({ access: 'WRITE', purpose: null });
+    for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) expect(checkAccess(write, m)).toBeNull();
+  });
+});

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { CATALOGUE, type ErrorCode } from '../../src/auth/errors.js';
+
+/** Rows `| 401 | \`a\`, \`b\` |` of a markdown table: status → codes. */
+function codesByStatus(markdown: string): Map<string, number> {
+  const codes = new Map<string, number>();
+  for (const line of markdown.split('\n')) {
+    const m = /^\|\s*([0-9]{3}(?:\s*\/\s*[0-9]{3})?)\s*\|(.*)\|\s*$/.exec(line);
+    if (!m?.[1] || !m[2]) continue;
+    const statuses = m[1].split('/').map((s) => Number(s.trim()));
+    const names = [...m[2].matchAll(/`([a-z_]+)`/g)].map((x) => x[1] ?? '');
+    names.forEach((name, i) => {
+      codes.set(name, statuses.length === names.length ? (statuses[i] ?? 0) : (statuses[0] ?? 0));
+    });
+  }
+  return codes;
+}
+
+describe('error catalogue', () => {
+  it('holds every code of CONTRACT §6 with its status', () => {
+    const contract = readFileSync(new URL('../../../shared/design/CONTRACT.md', import.meta.url), 'utf8');
+    const section = contract.slice(contract.indexOf('## 6. Errors'), contract.indexOf('## 7.'));
+    const expected = codesByStatus(section);
+    expect(expected.size).toBeGreaterThan(20);
+    for (const [code, status] of expected) {
+      expect(CATALOGUE[code as ErrorCode]?.status, code).toBe(status);
+    }
+  });
+
+  it('is documented in the README, code for code', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Errors'));
+    const documented = codesByStatus(section.slice(0, section.indexOf('\n## ', 5)));
+    expect(new Set(documented.keys())).toEqual(new Set(Object.keys(CATALOGUE)));
+    for (const [code, status] of documented) expect(CATALOGUE[code as ErrorCode].status, code).toBe(status);
+  });
+});

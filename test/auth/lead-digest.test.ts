@@ -1,0 +1,143 @@
+import { execFileSync } from 'node:child_process';
+import { createSecretKey } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { GatewayError } from '../../src/auth/errors.js';
+import { computeLeadDigest, createLeadDigestVerifier } from '../../src/auth/lead-digest.js';
+import { createMemoryReplayStore } from '../../src/auth/replay.js';
+import { leadDigest } from '../../src/client/index.js';
+import { testKey } from '../helpers/key.js';
+
+const SECRET = 'storefront-secret-0000000000001';
+const key = testKey({ secret: createSecretKey(Buffer.from(SECRET)) });
+
+// Computed outside this code base, with Python's hmac module (see the python3 test below).
+const VECTORS: Array<[string, string, string]> = [
+  ['cust-1', '1700000000', 'c4d7fec335457ba692f63c2609e9ede33c645747a53ea4d091b8b7d551bb1b03'],
+  [
+    'gid://shop/Customer/7:9',
+    '1700000000',
+    'd95146f0787d1fcb1c3491bf4e3fb6d61afd4627d8ef5d574b69bd446a186c65',
+  ],
+  ['kunde 3 ü', '1700000123', '63211469eec68bcb97e0317a96eaa6caac853549ee362d2158e846c361bca82e'],
+  ['a b:c d', '1', '966a9f0d56862d33fdae1c3b666bd5af0d1947f4bbeda25ffac20f9484b00607'],
+];
+
+const hasPython = (() => {
+  try {
+    execFileSync('python3', ['--version']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('computeLeadDigest', () => {
+  it.each(VECTORS)('matches the fixed vector for %j at %s', (customerId, ts, hex) => {
+    expect(computeLeadDigest(key.secret, customerId, ts).toString('hex')).toBe(hex);
+    expect(leadDigest(SECRET, customerId, Number(ts))).toBe(hex);
+  });
+
+  it.runIf(hasPython)('agrees with python3 hmac on colons, unicode and spaces', () => {
+    const script =
+      'import hmac,hashlib,sys\nfor cid in sys.argv[2:]:\n' +
+      "  print(hmac.new(sys.argv[1].encode(), (cid+':1700000000').encode(), hashlib.sha256).hexdigest())";
+    const ids = ['x:y:z', '顧客 42', ' padded ', 'emoji 🛒'];
+    const out = execFileSync('python3', ['-c', script, SECRET, ...ids], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
+    ids.forEach((id, i) => {
+      expect(leadDigest(SECRET, id, 1700000000)).toBe(out[i]);
+    });
+  });
+});
+
+describe('verifyLeadDigest', () => {
+  const NOW = 1_700_000_000;
+  const verify = createLeadDigestVerifier({ maxSkewS: 300, replay: null });
+  const good = (customerId: string, ts: number) => leadDigest(SECRET, customerId, ts);
+  const codeOf = (r: GatewayError | null) => r?.code ?? 'ok';
+
+  it('accepts lower- and upper-case hex', () => {
+    const d = good('cust-1', NOW);
+    expect(codeOf(verify(key, { digest: d, timestamp: String(NOW), customerId: 'cust-1' }, NOW))).toBe('ok');
+    expect(
+      codeOf(verify(key, { digest: d.toUpperCase(), timestamp: String(NOW), customerId: 'cust-1' }, NOW)),
+    ).toBe('ok');
+  });
+
+  it('holds the skew boundary exactly', () => {
+    for (const ts of [NOW - 300, NOW + 300]) {
+      expect(
+        codeOf(verify(key, { digest: good('c', ts), timestamp: String(ts), customerId: 'c' }, NOW)),
+      ).toBe('ok');
+    }
+    for (const ts of [NOW - 301, NOW + 301]) {
+      expect(
+        codeOf(verify(key, { digest: good('c', ts), timestamp: String(ts), customerId: 'c' }, NOW)),
+      ).toBe('stale_timestamp');
+    }
+  });
+
+  it.each([
+    ['no timestamp', undefined, 'invalid_timestamp'],
+    ['empty timestamp', '', 'invalid_timestamp'],
+    ['fractional', `${NOW}.5`, 'invalid_timestamp'],
+    ['negative', `-${NOW}`, 'invalid_timestamp'],
+    ['ISO date', '2023-11-14T22:13:20Z', 'invalid_timestamp'],
+    ['two headers', [String(NOW), String(NOW)], 'invalid_timestamp'],
+  ])('refuses %s', (_name, timestamp, code) => {
+    expect(codeOf(verify(key, { digest: good('c', NOW), timestamp, customerId: 'c' }, NOW))).toBe(code);
+  });
+
+  it('says "seconds" when given milliseconds', () => {
+    const r = verify(key, { digest: good('c', NOW), timestamp: String(NOW * 1000), customerId: 'c' }, NOW);
+    expect(r?.code).toBe('invalid_timestamp');
+    expect(r?.detail).toMatch(/seconds/);
+  });
+
+  it('needs customer_id', () => {
+    expect(
+      codeOf(verify(key, { digest: good('c', NOW), timestamp: String(NOW), customerId: null }, NOW)),
+    ).toBe('missing_customer_id');
+  });
+
+  it.each([
+    ['another customer', good('other', NOW)],
+    ['another timestamp', good('c', NOW - 1)],
+    ['another secret', leadDigest('another-secret-000000000', 'c', NOW)],
+    ['truncated', good('c', NOW).slice(0, 63)],
+    ['not hex', 'z'.repeat(64)],
+    ['base64 of the right bytes', Buffer.from(good('c', NOW), 'hex').toString('base64')],
+    ['empty', ''],
+  ])('refuses a digest for %s', (_name, digest) => {
+    const r = verify(key, { digest, timestamp: String(NOW), customerId: 'c' }, NOW);
+    expect(r?.code).toBe('invalid_digest');
+    expect(r?.detail).not.toContain(good('c', NOW));
+  });
+
+  it('refuses a replay within the window when single use is on', () => {
+    const once = createLeadDigestVerifier({ maxSkewS: 300, replay: createMemoryReplayStore() });
+    const input = { digest: good('c', NOW), timestamp: String(NOW), customerId: 'c' };
+    expect(codeOf(once(key, input, NOW))).toBe('ok');
+    expect(codeOf(once(key, input, NOW + 10))).toBe('replayed_digest');
+    expect(codeOf(once(key, { ...input, digest: input.digest.toUpperCase() }, NOW + 20))).toBe(
+      'replayed_digest',
+    );
+    // another customer's digest is its own
+    expect(codeOf(once(key, { digest: good('d', NOW), timestamp: String(NOW), customerId: 'd' }, NOW))).toBe(
+      'ok',
+    );
+  });
+});
+
+describe('memory replay store', () => {
+  it('forgets entries once their window has passed, so it stays bounded', () => {
+    const store = createMemoryReplayStore();
+    for (let i = 0; i < 1000; i++) expect(store.claim(`d${i}`, 10_000, 0)).toBe(true);
+    expect(store.size).toBe(1000);
+    expect(store.claim('d1', 10_000, 5_000)).toBe(false);
+    expect(store.claim('late', 30_000, 10_000)).toBe(true);
+    expect(store.size).toBe(1);
+    expect(store.claim('d1', 20_000, 10_000)).toBe(true);
+  });
+});

@@ -1,0 +1,104 @@
+import { createSecretKey } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/auth/errors.js';
+import { createLeadTokenVerifier, signLeadToken } from '../../src/auth/lead-token.js';
+import { testKey } from '../helpers/key.js';
+
+const NOW = 1_700_000_000;
+const SECRET = 'storefront-secret-0000000000001';
+const key = testKey({ secret: createSecretKey(Buffer.from(SECRET)) });
+const other = testKey({
+  name: 'other',
+  sha256: 'f'.repeat(64),
+  secret: createSecretKey(Buffer.from('other-secret-0000000000')),
+});
+
+const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const sign = (payload: object, options: jwt.SignOptions = {}, secret: string = SECRET) =>
+  jwt.sign(payload, secret, { algorithm: 'HS256', ...options });
+
+describe.each([
+  ['with cache', 1000],
+  ['without cache', 0],
+])('verifyLeadToken (%s)', (_name, cacheSize) => {
+  const verify = createLeadTokenVerifier({ ttlS: 3600, maxSkewS: 60, cacheSize });
+  const codeOf = (token: string, k = key, now = NOW) => {
+    const r = verify(k, token, now);
+    return r instanceof GatewayError ? r.code : r.leadId;
+  };
+
+  it("accepts an HS256 token from the key's secret, twice", () => {
+    const t = sign({ lead_id: 'lead-1', iat: NOW, exp: NOW + 3600 });
+    expect(codeOf(t)).toBe('lead-1');
+    expect(codeOf(t)).toBe('lead-1');
+  });
+
+  it.each([
+    ['alg none', () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ lead_id: 'lead-1', exp: NOW + 60 })}.`],
+    ['HS512', () => sign({ lead_id: 'lead-1', exp: NOW + 60 }, { algorithm: 'HS512' })],
+    ['HS384', () => sign({ lead_id: 'lead-1', exp: NOW + 60 }, { algorithm: 'HS384' })],
+    ["another key's secret", () => sign({ lead_id: 'lead-1', exp: NOW + 60 }, {}, 'other-secret-0000000000')],
+    ['no exp', () => sign({ lead_id: 'lead-1', iat: NOW })],
+    ['a 30-day exp', () => sign({ lead_id: 'lead-1', iat: NOW, exp: NOW + 30 * 86400 })],
+    ['no lead_id', () => sign({ sub: 'lead-1', exp: NOW + 60 })],
+    ['an empty lead_id', () => sign({ lead_id: '', exp: NOW + 60 })],
+    ['a numeric lead_id', () => sign({ lead_id: 42, exp: NOW + 60 })],
+    [
+      'a string exp',
+      () =>
+        `${sign({ lead_id: 'x', exp: NOW + 60 }).split('.')[0]}.${b64({ lead_id: 'x', exp: String(NOW + 60) })}.sig`,
+    ],
+    ['garbage', () => 'not.a.jwt'],
+    [
+      'a tampered payload',
+      () => {
+        const [h, , s] = sign({ lead_id: 'lead-1', exp: NOW + 60 }).split('.');
+        return `${h}.${b64({ lead_id: 'lead-2', exp: NOW + 60 })}.${s}`;
+      },
+    ],
+    ['a future nbf', () => sign({ lead_id: 'lead-1', exp: NOW + 600, nbf: NOW + 300 })],
+  ])('refuses %s as invalid_lead_token', (_name, make) => {
+    expect(codeOf(make())).toBe('invalid_lead_token');
+  });
+
+  it('refuses an expired token as expired_lead_token', () => {
+    expect(codeOf(sign({ lead_id: 'lead-1', exp: NOW - 1 }))).toBe('expired_lead_token');
+    expect(codeOf(sign({ lead_id: 'lead-1', exp: NOW }))).toBe('expired_lead_token');
+  });
+
+  it('expires a token it verified earlier, at its exp', () => {
+    const t = sign({ lead_id: 'lead-1', exp: NOW + 100 });
+    expect(codeOf(t)).toBe('lead-1');
+    expect(codeOf(t, key, NOW + 99)).toBe('lead-1');
+    expect(codeOf(t, key, NOW + 100)).toBe('expired_lead_token');
+  });
+
+  it('holds the lifetime limit at ttl + skew', () => {
+    expect(codeOf(sign({ lead_id: 'a', exp: NOW + 3660 }))).toBe('a');
+    expect(codeOf(sign({ lead_id: 'a', exp: NOW + 3661 }))).toBe('invalid_lead_token');
+  });
+
+  it('never lets a token verified for one key pass for another', () => {
+    const t = sign({ lead_id: 'lead-1', exp: NOW + 60 });
+    expect(codeOf(t, key)).toBe('lead-1');
+    expect(codeOf(t, other)).toBe('invalid_lead_token');
+  });
+});
+
+describe('signLeadToken', () => {
+  it('signs { lead_id, iat, exp } with HS256 and exp - iat = ttl', () => {
+    const { token, exp } = signLeadToken(key.secret, 'lead-1', NOW, 3600);
+    const decoded = jwt.decode(token, { complete: true });
+    expect(decoded?.header.alg).toBe('HS256');
+    expect(decoded?.payload).toEqual({ lead_id: 'lead-1', iat: NOW, exp: NOW + 3600 });
+    expect(exp).toBe(NOW + 3600);
+    expect(jwt.verify(token, SECRET, { algorithms: ['HS256'], clockTimestamp: NOW })).toMatchObject({
+      lead_id: 'lead-1',
+    });
+  });
+  it('never outlives a cap', () => {
+    expect(signLeadToken(key.secret, 'l', NOW, 3600, NOW + 10).exp).toBe(NOW + 10);
+    expect(signLeadToken(key.secret, 'l', NOW, 3600, NOW + 99999).exp).toBe(NOW + 3600);
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/auth/errors.js';
+import { normalise, routePath } from '../../src/auth/path.js';
+
+const codeOf = (url: string) => {
+  const r = routePath(url);
+  return r instanceof GatewayError ? r.code : 'ok';
+};
+
+describe('routePath', () => {
+  it.each([
+    '/api/v2/merchant/orders',
+    '/api/v2/merchant/orders?page=2',
+    '/api/v2/merchant/leads/abc',
+    '/api/v2/merchant/vip-tiers/gold/members',
+    '/api/v2/merchant/orders/a%20b',
+    '/api/v2/merchant/orders/a.b',
+    '/api/v2/merchant/orders/..hidden',
+  ])('accepts canonical %s', (url) => {
+    expect(codeOf(url)).toBe('ok');
+  });
+
+  it.each([
+    ['dot-dot segment', '/api/v2/merchant/../merchant/orders'],
+    ['dot-dot out of the prefix', '/api/v2/merchant/orders/../../admin'],
+    ['dot segment', '/api/v2/merchant/./orders'],
+    ['trailing dot-dot', '/api/v2/merchant/orders/..'],
+    ['encoded dots', '/api/v2/merchant/%2e%2e/merchant/orders'],
+    ['encoded dots, upper case', '/api/v2/merchant/%2E%2E/orders'],
+    ['encoded slash', '/api/v2/merchant/orders%2f1'],
+    ['encoded slash in the prefix', '/api%2fv2/merchant/orders'],
+    ['double slash', '/api/v2/merchant//orders'],
+    ['double slash in the prefix', '//api/v2/merchant/orders'],
+    ['backslash', '/api/v2/merchant\\orders'],
+    ['backslash in the prefix', '/api\\v2\\merchant\\orders'],
+    ['encoded backslash', '/api/v2/merchant/%5corders'],
+    ['upper case', '/API/v2/merchant/orders'],
+    ['mixed case', '/api/V2/Merchant/orders'],
+    ['percent-encoded letters', '/%61pi/v2/merchant/orders'],
+    ['dot segments reaching the prefix', '/public/../api/v2/merchant/orders'],
+    ['encoded NUL', '/api/v2/merchant/orders%00'],
+    ['double-encoded dots', '/api/v2/merchant/%252e%252e/x'],
+  ])('refuses %s with bad_path', (_name, url) => {
+    expect(codeOf(url)).toBe('bad_path');
+  });
+
+  it.each(['/', '/healthz', '/api/v1/merchant/orders', '/api/v2/other', '/public/../x', '/api/v2/merchant'])(
+    'answers %s with not_found',
+    (url) => {
+      expect(codeOf(url)).toBe('not_found');
+    },
+  );
+
+  it('recognises the lead lookup and decodes its id', () => {
+    const r = routePath('/api/v2/merchant/leads/a%20b?customer_id=x');
+    expect(r).toMatchObject({
+      lookupId: 'a b',
+      query: 'customer_id=x',
+      path: '/api/v2/merchant/leads/a%20b',
+    });
+    expect(routePath('/api/v2/merchant/leads/a/orders')).toMatchObject({ lookupId: null });
+    expect(routePath('/api/v2/merchant/leads/')).toMatchObject({ lookupId: null });
+  });
+});
+
+describe('normalise', () => {
+  it('folds what lenient servers fold', () => {
+    expect(normalise('/A//b/./c/../d%2F\\e')).toBe('/a/b/d/e');
+  });
+});

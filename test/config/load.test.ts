@@ -1,0 +1,149 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/auth/api-key.js';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+
+function write(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'leadgate-config-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return join(dir, 'gateway.yaml');
+}
+
+const BASE = `listen: { port: 8080 }
+upstream: { url: http://127.0.0.1:3000 }
+`;
+const KEY = `  - name: web
+    key: sk_0123456789abcdef
+    access_type: READ
+    purpose: STOREFRONT
+    signing_secret: 0123456789abcdef0123
+`;
+
+function problems(path: string, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    loadConfig(path, { env });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message.split('\n');
+    throw err;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('resolves a minimal config with every default', () => {
+    const config = loadConfig(write({ 'gateway.yaml': `${BASE}keys:\n${KEY}` }), { env: {} });
+    expect(config.admin).toEqual({ host: '0.0.0.0', port: 9090 });
+    expect(config.digest).toEqual({ maxSkewS: 300, singleUse: false });
+    expect(config.leadToken.ttlS).toBe(3600);
+    expect(config.shutdown).toEqual({ delayS: 5, timeoutS: 25 });
+    expect(config.limits.maxHeaderBytes).toBe(16384);
+    expect(config.leads).toEqual({ kind: 'file', file: null, records: [] });
+    const key = config.keys.get(hashApiKey('sk_0123456789abcdef'));
+    expect(key).toMatchObject({ name: 'web', access: 'READ', purpose: 'STOREFRONT', needsLead: true });
+    expect(key?.secret.type).toBe('secret');
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.limits)).toBe(true);
+  });
+
+  it('substitutes ${VAR}, reads secret files and key_sha256, resolves paths against the config folder', () => {
+    const path = write({
+      'gateway.yaml': `${BASE}leads: { file: people.yaml }
+keys:
+  - name: a
+    key: \${A_KEY}
+    access_type: WRITE
+    signing_secret_file: secret.txt
+  - name: b
+    key_sha256: ${hashApiKey('sk_b_0123456789abcdef').toUpperCase()}
+    access_type: READ
+    purpose: SERVER
+    signing_secret: \${B_SECRET}
+    origin_ips: [203.0.113.7, 198.51.100.0/24, "2001:db8::/32"]
+`,
+      'secret.txt': 'file-secret-0123456789\n',
+      'people.yaml': 'leads:\n  - { _id: l1, customer_id: c1, tier: gold }\n',
+    });
+    const config = loadConfig(path, {
+      env: { A_KEY: 'sk_a_0123456789abcdef', B_SECRET: 'b-secret-0123456789' },
+    });
+    const a = config.keys.get(hashApiKey('sk_a_0123456789abcdef'));
+    expect(a?.secret.export().toString()).toBe('file-secret-0123456789');
+    expect(a?.purpose).toBeNull();
+    const b = config.keys.get(hashApiKey('sk_b_0123456789abcdef'));
+    expect(b?.origins?.size).toBe(3);
+    expect(config.leads).toMatchObject({
+      kind: 'file',
+      records: [{ _id: 'l1', customer_id: 'c1', tier: 'gold' }],
+    });
+    expect(config.watchedFiles).toHaveLength(3);
+  });
+
+  it('names an unset variable, with its line', () => {
+    const out = problems(
+      write({ 'gateway.yaml': `${BASE}keys:\n${KEY.replace('sk_0123456789abcdef', '${NOT_SET}')}` }),
+    );
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatch(/gateway\.yaml:5: .*NOT_SET is not set/);
+  });
+
+  it('names a bad CIDR with its file, line and field', () => {
+    const out = problems(
+      write({ 'gateway.yaml': `${BASE}keys:\n${KEY}    origin_ips: [10.0.0.0/8, 10.0.0.0/33]\n` }),
+    );
+    expect(out.join('\n')).toMatch(
+      /gateway\.yaml:9: keys\.0\.origin_ips\.1: "10\.0\.0\.0\/33" is not a CIDR range/,
+    );
+  });
+
+  it('reports every problem at once', () => {
+    const yaml = `listen: { port: 8080, colour: blue }
+upstream: { url: ftp://nowhere }
+client_ip: { trusted_proxies: [not-an-ip] }
+keys:
+  - { name: a, key: sk_0123456789abcdef, access_type: READ, signing_secret: 0123456789abcdef0123 }
+  - { name: a, key: sk_0123456789abcdef, access_type: WRITE, purpose: SERVER, signing_secret: 0123456789abcdef0123 }
+  - { name: c, key: short, access_type: READ, purpose: SERVER }
+`;
+    const out = problems(write({ 'gateway.yaml': yaml })).join('\n');
+    expect(out).toMatch(/:1: listen: .*colour/);
+    expect(out).toMatch(/:2: upstream\.url/);
+    expect(out).toMatch(/:5: keys\.0\.purpose: a READ key needs a purpose/);
+    expect(out).toMatch(/:6: keys\.1\.purpose: a WRITE key has no purpose/);
+    expect(out).toMatch(/:7: keys\.2\.key: an API key must have at least 16 characters/);
+    expect(out).toMatch(/:7: keys\.2\.signing_secret: give exactly one/);
+  });
+
+  it('refuses duplicate key names and duplicate key values', () => {
+    const yaml = `${BASE}client_ip: { trusted_proxies: [10.0.0.0/8, bad] }
+keys:
+${KEY}${KEY}${KEY.replace('name: web', 'name: other')}`;
+    const out = problems(write({ 'gateway.yaml': yaml })).join('\n');
+    expect(out).toMatch(/client_ip\.trusted_proxies\.1: "bad" is not an IP address/);
+    expect(out).toMatch(/:10: keys\.1\.name: duplicate key name "web"/);
+    expect(out).toMatch(/keys\.1\.key: key "web" has the same value as another key/);
+    expect(out).toMatch(/keys\.2\.key: key "other" has the same value/);
+    expect(out).not.toContain('sk_0123456789abcdef');
+  });
+
+  it('reports YAML syntax errors and unreadable files with their place', () => {
+    expect(problems(write({ 'gateway.yaml': `${BASE}keys: [\n` })).join('\n')).toMatch(/gateway\.yaml:\d+: /);
+    expect(
+      problems(write({ 'gateway.yaml': `${BASE}leads: { file: nope.yaml }\nkeys:\n${KEY}` })).join('\n'),
+    ).toMatch(/:3: leads\.file: cannot read .*nope\.yaml: ENOENT/);
+    expect(problems('/nonexistent/gateway.yaml').join('\n')).toMatch(/cannot read/);
+  });
+
+  it("reports bad lead records in the leads file, with the leads file's line", () => {
+    const out = problems(
+      write({
+        'gateway.yaml': `${BASE}keys:\n${KEY}`,
+        'leads.yaml':
+          'leads:\n  - { _id: a, customer_id: c }\n  - { _id: a, customer_id: d }\n  - { customer_id: e }\n',
+      }),
+    ).join('\n');
+    expect(out).toMatch(/leads\.yaml:3: leads\.1\._id: duplicate _id "a"/);
+    expect(out).toMatch(/leads\.yaml:4: leads\.2\._id/);
+  });
+});

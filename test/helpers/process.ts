@@ -1,0 +1,98 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled binary, as `npm i -g` would run it: plain node, no test-runner interop. */
+export const BIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+
+export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH, ...opts.env },
+    input: opts.input,
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface Served {
+  readonly child: ChildProcess;
+  readonly apiPort: number;
+  readonly adminPort: number;
+  readonly lines: Array<Record<string, unknown>>;
+  /** Resolves with the first log line matching `test`. */
+  waitFor(test: (line: Record<string, unknown>) => boolean, ms?: number): Promise<Record<string, unknown>>;
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+/** Runs `leadgate serve --config PATH` as a real process and waits for its ready line. */
+export async function serve(configPath: string, env: NodeJS.ProcessEnv = {}): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  const waiters: Array<{
+    test: (l: Record<string, unknown>) => boolean;
+    resolve: (l: Record<string, unknown>) => void;
+  }> = [];
+  let buffer = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('utf8');
+    let nl = buffer.indexOf('\n');
+    while (nl !== -1) {
+      const text = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      nl = buffer.indexOf('\n');
+      try {
+        const line = JSON.parse(text) as Record<string, unknown>;
+        lines.push(line);
+        for (const w of [...waiters]) {
+          if (w.test(line)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(line);
+          }
+        }
+      } catch {
+        // not a log line
+      }
+    }
+  });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waitFor = (test: (l: Record<string, unknown>) => boolean, ms = 10_000) => {
+    const found = lines.find(test);
+    if (found) return Promise.resolve(found);
+    return new Promise<Record<string, unknown>>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`no such log line within ${ms} ms; stderr: ${stderr}`)),
+        ms,
+      );
+      waiters.push({
+        test,
+        resolve: (l) => {
+          clearTimeout(timer);
+          resolve(l);
+        },
+      });
+      exited.then(() => reject(new Error(`leadgate exited; stderr: ${stderr}`)));
+    });
+  };
+  const ready = await waitFor((l) => l.msg === 'leadgate ready');
+  const port = (s: unknown) => Number(String(s).split(':').at(-1));
+  return {
+    child,
+    apiPort: port(ready.listen),
+    adminPort: port(ready.admin),
+    lines,
+    waitFor,
+    exited,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

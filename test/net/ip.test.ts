@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { createIpMatcher, parseAddress, parseRange, type Range } from '../../src/net/ip.js';
+
+const matcher = (...ranges: string[]) => createIpMatcher(ranges.map((r) => parseRange(r) as Range));
+const addr = (text: string) => {
+  const a = parseAddress(text);
+  if (a === null) throw new Error(`test address ${text} did not parse`);
+  return a;
+};
+
+describe('parseAddress', () => {
+  it('reads IPv4-mapped IPv6 as IPv4', () => {
+    expect(addr('::ffff:203.0.113.7').toString()).toBe('203.0.113.7');
+    expect(addr('::ffff:cb00:7107').toString()).toBe('203.0.113.7');
+  });
+  it('refuses what is not an address', () => {
+    for (const bad of ['', 'localhost', '1.2.3', '256.1.1.1', '1.2.3.4/32', 'fe80::1::2']) {
+      expect(parseAddress(bad)).toBeNull();
+    }
+  });
+});
+
+describe('parseRange', () => {
+  it('reads single addresses and CIDRs', () => {
+    expect(parseRange('203.0.113.7')).toHaveLength(2);
+    expect(parseRange('198.51.100.0/24')).toHaveLength(2);
+    expect(parseRange('2001:db8::/32')).toHaveLength(2);
+  });
+  it.each(['10.0.0.0/33', '10.0.0.1/8', 'nope', '1.2.3.4/', '2001:db8::/129', '300.1.1.1'])(
+    'refuses %s',
+    (bad) => {
+      expect(typeof parseRange(bad)).toBe('string');
+    },
+  );
+});
+
+describe('IpMatcher', () => {
+  it('matches CIDR edges exactly', () => {
+    const m = matcher('198.51.100.0/24');
+    expect(m.matches(addr('198.51.100.0'))).toBe(true);
+    expect(m.matches(addr('198.51.100.255'))).toBe(true);
+    expect(m.matches(addr('198.51.99.255'))).toBe(false);
+    expect(m.matches(addr('198.51.101.0'))).toBe(false);
+  });
+  it('matches single addresses, in both IPv4 spellings', () => {
+    const m = matcher('203.0.113.7');
+    expect(m.matches(addr('203.0.113.7'))).toBe(true);
+    expect(m.matches(addr('::ffff:203.0.113.7'))).toBe(true);
+    expect(m.matches(addr('203.0.113.8'))).toBe(false);
+  });
+  it('matches IPv6, whatever the spelling', () => {
+    const m = matcher('2001:db8::/32', '2001:db9::1');
+    expect(m.matches(addr('2001:db8:ffff::1'))).toBe(true);
+    expect(m.matches(addr('2001:0db9:0000::0001'))).toBe(true);
+    expect(m.matches(addr('2001:dba::1'))).toBe(false);
+  });
+  it('keeps the families apart', () => {
+    const m = matcher('0.0.0.0/0');
+    expect(m.matches(addr('10.1.2.3'))).toBe(true);
+    expect(m.matches(addr('2001:db8::1'))).toBe(false);
+    expect(m.matches(addr('::ffff:10.1.2.3'))).toBe(true);
+  });
+  it('reads IPv4-mapped CIDRs as IPv4', () => {
+    expect(matcher('::ffff:10.0.0.0/104').matches(addr('10.200.0.1'))).toBe(true);
+  });
+});
