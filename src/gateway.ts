@@ -172,13 +172,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         );
         await sleep(delayS * 1000);
         lifecycle.stopped = true;
-        const closed = closeServer(api);
+        void closeServer(api);
         api.closeIdleConnections();
         logger.info({ inflight: inflight.count }, 'listener closed; finishing in-flight requests');
-        const finished = await Promise.race([
-          closed.then(() => true),
-          sleep(timeoutS * 1000).then(() => false),
-        ]);
+        const finished = await waitUntil(() => inflight.count === 0, timeoutS * 1000);
         if (!finished)
           logger.warn({ inflight: inflight.count }, 'drain timeout: closing remaining connections');
         await closeAll();
@@ -204,6 +201,16 @@ function closeServer(server: http.Server): Promise<void> {
     if (!server.listening) return resolve();
     server.close(() => resolve());
   });
+}
+
+/** Polls `done` every 25 ms; true when it held within `ms`, false on timeout. */
+async function waitUntil(done: () => boolean, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() >= until) return false;
+    await sleep(25);
+  }
+  return true;
 }
 
 function sleep(ms: number): Promise<void> {

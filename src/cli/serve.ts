@@ -14,7 +14,7 @@ export function runServe(args: string[]): Promise<number> {
     const logger = createLogger();
     let gateway: Awaited<ReturnType<typeof startGateway>>;
     try {
-      gateway = await startGateway({ configPath: path, logger });
+      gateway = await startGateway({ configPath: path, logger, watch: process.env.LEADGATE_WATCH !== '0' });
     } catch (err) {
       if (err instanceof ConfigError) {
         logger.fatal({ problems: err.problems.map(formatProblem) }, 'config refused');

@@ -63,6 +63,11 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
     if (state.timer) clearTimeout(state.timer);
     state.timer = null;
     state.job.onUpstreamResponse(Number(process.hrtime.bigint() - state.started) / 1e9);
+    // Hop-by-hop headers are the gateway's own business with its client: a `Connection: close`
+    // the gateway set (drain, a client that asked for it) wins over what the upstream said.
+    delete proxyRes.headers['keep-alive'];
+    const connection = res.getHeader('connection');
+    if (connection !== undefined) proxyRes.headers.connection = String(connection);
     for (const name in state.job.responseHeaders) {
       if (name === 'vary' && proxyRes.headers.vary)
         proxyRes.headers.vary = `${proxyRes.headers.vary}, Origin`;

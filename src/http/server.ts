@@ -89,7 +89,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       refuse(new GatewayError('shutting_down', 'the gateway is shutting down'));
       return;
     }
-    if (lifecycle.draining) res.setHeader('connection', 'close');
+    if (lifecycle.draining || req.headers.connection === 'close') res.setHeader('connection', 'close');
 
     if (state.cors.isPreflight(req)) {
       const grant = routePath(req.url ?? '/');
