@@ -1,0 +1,97 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { loadConfig } from '../../src/config/load.js';
+
+const DIR = new URL('../../deploy/kubernetes/', import.meta.url);
+type Obj = { kind: string; metadata?: { name?: string } } & Record<string, unknown>;
+
+const hasKubectl = (() => {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** The objects `kubectl kustomize` renders, or, without kubectl, the files the kustomization lists. */
+function objects(): Obj[] {
+  const text = hasKubectl
+    ? execFileSync('kubectl', ['kustomize', DIR.pathname], { encoding: 'utf8' })
+    : (
+        parseAllDocuments(readFileSync(new URL('kustomization.yaml', DIR), 'utf8'))[0]?.toJS() as {
+          resources: string[];
+        }
+      ).resources
+        .map((f) => readFileSync(new URL(f, DIR), 'utf8'))
+        .join('\n---\n');
+  return parseAllDocuments(text).map((d) => d.toJS() as Obj);
+}
+
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  Deployment,
+  Service,
+  ConfigMap,
+  Secret,
+};
+
+describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'files; kubectl not installed'})`, () => {
+  const all = objects();
+  const byKind = (kind: string) => all.find((o) => o.kind === kind) as Obj;
+
+  it('holds a Deployment, a Service, a ConfigMap and a Secret that validate against the Kubernetes schemas', () => {
+    expect(all.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'Secret', 'Service']);
+    for (const o of all) {
+      const Model = MODELS[o.kind];
+      expect(Model, o.kind).toBeDefined();
+      if (Model) expect(() => new Model(o as never).validate(), o.kind).not.toThrow();
+    }
+  });
+
+  it('runs leadgate as a hardened sidecar with probes on the admin port, and the Service targets it', () => {
+    const d = new Deployment(byKind('Deployment') as never);
+    const pod = d.spec?.template.spec;
+    const sidecar = pod?.containers.find((c) => c.name === 'leadgate');
+    expect(pod?.containers.map((c) => c.name)).toEqual(['app', 'leadgate']);
+    expect(sidecar?.readinessProbe?.httpGet).toMatchObject({ path: '/readyz', port: 'admin' });
+    expect(sidecar?.livenessProbe?.httpGet).toMatchObject({ path: '/healthz', port: 'admin' });
+    expect(sidecar?.ports?.find((p) => p.name === 'admin')?.containerPort).toBe(9090);
+    for (const c of pod?.containers ?? []) {
+      expect(c.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      });
+      expect(c.resources?.requests).toBeDefined();
+      expect(c.resources?.limits).toBeDefined();
+    }
+    expect(pod?.securityContext?.runAsNonRoot).toBe(true);
+    const svc = new Service(byKind('Service') as never);
+    const target = svc.spec?.ports?.[0]?.targetPort;
+    expect(sidecar?.ports?.find((p) => p.name === target)?.containerPort).toBe(8080);
+    if (hasKubectl) expect(svc.spec?.selector).toEqual(d.spec?.selector.matchLabels);
+  });
+
+  it('ships a gateway config that leadgate accepts, with a grace period above its drain time', () => {
+    const cm = byKind('ConfigMap') as { data: Record<string, string> };
+    const secret = byKind('Secret') as { stringData: Record<string, string> };
+    const dir = mkdtempSync(join(tmpdir(), 'leadgate-k8s-'));
+    for (const [name, value] of Object.entries(secret.stringData)) writeFileSync(join(dir, name), value);
+    const yaml = (cm.data['gateway.yaml'] ?? '').replaceAll('/run/secrets/leadgate/', `${dir}/`);
+    writeFileSync(join(dir, 'gateway.yaml'), yaml);
+    const config = loadConfig(join(dir, 'gateway.yaml'), { env: {} });
+    expect(config.keys.size).toBeGreaterThan(0);
+    const grace =
+      new Deployment(byKind('Deployment') as never).spec?.template.spec?.terminationGracePeriodSeconds ?? 0;
+    expect(grace).toBeGreaterThan(config.shutdown.delayS + config.shutdown.timeoutS);
+    // secrets are referenced by file, never inlined in the ConfigMap
+    for (const value of Object.values(secret.stringData))
+      expect(cm.data['gateway.yaml']).not.toContain(value);
+  });
+});
