@@ -1,24 +1,41 @@
 # syntax=docker/dockerfile:1
-# Build: compile with dev dependencies. Run: production dependencies and compiled output only.
-FROM node:22-bookworm-slim AS build
+# leadgate: multi-stage. `build` compiles with dev dependencies; the final stage holds production
+# dependencies and compiled output only, runs as a non-root user, and gets signals directly.
+#
+#   docker build -t leadgate .
+#   docker run -p 8080:8080 -p 9090:9090 -v $PWD/my-config:/etc/leadgate leadgate
+#
+# Offline builds (no registry inside the build, as on CI here): put dist/ and production
+# node_modules/ in the context and pass --build-arg COMPILED=prebuilt (scripts/verify-image.sh).
+ARG NODE_IMAGE=node:22-bookworm-slim
+ARG COMPILED=build
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json vitest.config.ts ./
 COPY src ./src
 COPY bench ./bench
 COPY test ./test
-COPY vitest.config.ts ./
-RUN npx tsc -p tsconfig.json && npm prune --omit=dev
+RUN npx tsc -p tsconfig.json && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:22-bookworm-slim
+FROM ${NODE_IMAGE} AS prebuilt
+WORKDIR /app
+COPY package.json ./
+COPY node_modules ./node_modules
+COPY dist/src ./dist/src
+
+FROM ${COMPILED} AS compiled
+
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production LEADGATE_CONFIG=/etc/leadgate/gateway.yaml
 WORKDIR /app
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist/src ./dist/src
+COPY --from=compiled /app/package.json ./package.json
+COPY --from=compiled /app/node_modules ./node_modules
+COPY --from=compiled /app/dist/src ./dist/src
 COPY config/gateway.yaml config/leads.yaml /etc/leadgate/
-USER node
+USER 1000:1000
 EXPOSE 8080 9090
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["node", "/app/dist/src/main.js"]

@@ -20,15 +20,18 @@ const hasKubectl = (() => {
   }
 })();
 
+function listedFiles(): string[] {
+  const k = parseAllDocuments(readFileSync(new URL('kustomization.yaml', DIR), 'utf8'))[0]?.toJS() as {
+    resources?: string[];
+  };
+  return k.resources ?? [];
+}
+
 /** The objects `kubectl kustomize` renders, or, without kubectl, the files the kustomization lists. */
 function objects(): Obj[] {
   const text = hasKubectl
     ? execFileSync('kubectl', ['kustomize', DIR.pathname], { encoding: 'utf8' })
-    : (
-        parseAllDocuments(readFileSync(new URL('kustomization.yaml', DIR), 'utf8'))[0]?.toJS() as {
-          resources: string[];
-        }
-      ).resources
+    : listedFiles()
         .map((f) => readFileSync(new URL(f, DIR), 'utf8'))
         .join('\n---\n');
   return parseAllDocuments(text).map((d) => d.toJS() as Obj);

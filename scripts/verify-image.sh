@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds the Dockerfile with buildah (no Docker engine here), runs the image's own entrypoint as
+# its own user, and serves one request through it. No registry is reachable from the build, so:
+#   - the base image is made locally from this machine's node binary and the libraries it links;
+#   - the build takes the Dockerfile's `prebuilt` path (dist/ and production node_modules/
+#     made on the host) instead of `RUN npm ci`.
+# Needs root and buildah (Debian: apt-get install buildah). CI=true makes their absence an error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" != "0" ] || ! command -v buildah >/dev/null 2>&1; then
+  if [ -n "${CI:-}" ]; then echo "verify-image: needs root and buildah" >&2; exit 1; fi
+  echo "verify-image: skipped (needs root and buildah)"; exit 0
+fi
+
+work=$(mktemp -d /tmp/leadgate-image.XXXXXX)
+B=(buildah --root "$work/storage" --runroot "$work/run" --storage-driver vfs)
+gw_pid=""; up_pid=""; ctr=""
+cleanup() {
+  [ -n "$gw_pid" ] && kill -9 "$gw_pid" 2>/dev/null || true
+  [ -n "$up_pid" ] && kill "$up_pid" 2>/dev/null || true
+  if [ -n "$ctr" ]; then "${B[@]}" umount "$ctr" >/dev/null 2>&1 || true; "${B[@]}" rm "$ctr" >/dev/null 2>&1 || true; fi
+  "${B[@]}" rm --all >/dev/null 2>&1 || true
+  rm -rf "$work" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+echo "== base image from $(command -v node) ($(node --version))"
+rootfs="$work/rootfs"
+mkdir -p "$rootfs"/{usr/local/bin,etc,tmp} && chmod 1777 "$rootfs/tmp"
+cp "$(readlink -f "$(command -v node)")" "$rootfs/usr/local/bin/node"
+for lib in $(ldd "$(command -v node)" | grep -o '/[^ ]*'); do
+  mkdir -p "$rootfs$(dirname "$lib")"; cp -L "$lib" "$rootfs$lib"
+done
+printf 'root:x:0:0:root:/root:/sbin/nologin\nnode:x:1000:1000:node:/home/node:/sbin/nologin\n' > "$rootfs/etc/passwd"
+printf 'root:x:0:\nnode:x:1000:\n' > "$rootfs/etc/group"
+base=$("${B[@]}" from scratch)
+"${B[@]}" copy "$base" "$rootfs" / >/dev/null
+"${B[@]}" config --env PATH=/usr/local/bin:/usr/bin:/bin "$base"
+"${B[@]}" commit --quiet "$base" localhost/leadgate-node-base:verify >/dev/null
+"${B[@]}" rm "$base" >/dev/null
+
+echo "== build context: compiled output and production dependencies from the host"
+ctx="$work/context"
+mkdir -p "$ctx/dist"
+[ -f dist/src/main.js ] || npm run build --silent
+cp -r Dockerfile .dockerignore package.json package-lock.json config "$ctx/"
+cp -r dist/src "$ctx/dist/src"
+(cd "$ctx" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+sed -i '/^node_modules$/d; /^dist$/d' "$ctx/.dockerignore"
+
+echo "== buildah bud"
+"${B[@]}" bud --quiet --isolation chroot --pull-never --skip-unused-stages=true \
+  --build-arg NODE_IMAGE=localhost/leadgate-node-base:verify --build-arg COMPILED=prebuilt \
+  -t localhost/leadgate:verify "$ctx" >/dev/null
+"${B[@]}" inspect --type image --format '{{.OCIv1.Config.User}} {{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}} {{.OCIv1.Config.StopSignal}}' localhost/leadgate:verify
+size=$("${B[@]}" images --format '{{.Size}}' localhost/leadgate:verify)
+echo "image size: $size"
+
+echo "== run the image's entrypoint as its user, behind an echo upstream"
+up_port=$(node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
+node --input-type=module -e "import('$PWD/dist/src/example/echo-upstream.js').then(m=>m.startEchoUpstream($up_port))" &
+up_pid=$!
+ctr=$("${B[@]}" from --pull-never localhost/leadgate:verify)
+mnt=$("${B[@]}" mount "$ctr")
+# like a ConfigMap mounted over /etc/leadgate: the shipped example, pointed at this upstream
+sed -e "s#http://127.0.0.1:3000#http://127.0.0.1:$up_port#" -e 's/port: 8080/port: 0/' -e 's/port: 9090/port: 0/' \
+  config/gateway.yaml > "$mnt/etc/leadgate/gateway.yaml"
+user=$("${B[@]}" inspect --type image --format '{{.OCIv1.Config.User}}' localhost/leadgate:verify)
+mapfile -t argv < <("${B[@]}" inspect --type image --format '{{range .OCIv1.Config.Entrypoint}}{{println .}}{{end}}{{range .OCIv1.Config.Cmd}}{{println .}}{{end}}' localhost/leadgate:verify | sed '/^$/d')
+mapfile -t envs < <("${B[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' localhost/leadgate:verify | sed '/^$/d')
+set -a; . config/.env.example; set +a
+examples=(STOREFRONT_KEY="$STOREFRONT_KEY" STOREFRONT_SECRET="$STOREFRONT_SECRET" SERVER_KEY="$SERVER_KEY" SERVER_SECRET="$SERVER_SECRET" WRITE_KEY="$WRITE_KEY" WRITE_SECRET="$WRITE_SECRET")
+log="$work/gateway.log"
+(cd "$mnt" && exec chroot --userspec="$user" "$mnt" /usr/bin/env -i "${envs[@]}" "${examples[@]}" "${argv[@]}") > "$log" 2>&1 &
+gw_pid=$!
+for _ in $(seq 1 100); do grep -q '"leadgate ready"' "$log" && break; sleep 0.1; done
+grep -q '"leadgate ready"' "$log" || { echo "no ready line:"; cat "$log"; exit 1; }
+api=$(grep '"leadgate ready"' "$log" | sed 's/.*"listen":"[^"]*:\([0-9]*\)".*/\1/')
+answer=$(node -e "
+fetch('http://127.0.0.1:$api/api/v2/merchant/orders', { headers: { 'x-apikey': process.env.SERVER_KEY, 'x-source': 'web' } })
+  .then(async (r) => { const b = await r.json(); console.log(r.status, b.key_name); })")
+echo "request through the image: $answer"
+[ "$answer" = "200 reporting" ] || { cat "$log"; exit 1; }
+kill -TERM "$gw_pid"
+wait "$gw_pid"; code=$?
+gw_pid=""
+echo "exit after SIGTERM: $code"
+[ "$code" = "0" ]
+echo "verify-image: ok"
