@@ -53,7 +53,7 @@ echo "== buildah bud"
 "${B[@]}" bud --quiet --isolation chroot --pull-never --skip-unused-stages=true \
   --build-arg NODE_IMAGE=localhost/leadgate-node-base:verify --build-arg COMPILED=prebuilt \
   -t localhost/leadgate:verify "$ctx" >/dev/null
-"${B[@]}" inspect --type image --format '{{.OCIv1.Config.User}} {{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}} {{.OCIv1.Config.StopSignal}}' localhost/leadgate:verify
+"${B[@]}" inspect --type image --format '{{.OCIv1.Config.User}} {{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}} {{.OCIv1.Config.StopSignal}}{{println}}' localhost/leadgate:verify
 size=$("${B[@]}" images --format '{{.Size}}' localhost/leadgate:verify)
 echo "image size: $size"
 
@@ -72,7 +72,7 @@ mapfile -t envs < <("${B[@]}" inspect --type image --format '{{range .OCIv1.Conf
 set -a; . config/.env.example; set +a
 examples=(STOREFRONT_KEY="$STOREFRONT_KEY" STOREFRONT_SECRET="$STOREFRONT_SECRET" SERVER_KEY="$SERVER_KEY" SERVER_SECRET="$SERVER_SECRET" WRITE_KEY="$WRITE_KEY" WRITE_SECRET="$WRITE_SECRET")
 log="$work/gateway.log"
-(cd "$mnt" && exec chroot --userspec="$user" "$mnt" /usr/bin/env -i "${envs[@]}" "${examples[@]}" "${argv[@]}") > "$log" 2>&1 &
+(cd "$mnt" && exec env -i "${envs[@]}" "${examples[@]}" "$(command -v chroot)" --userspec="$user" "$mnt" "${argv[@]}") > "$log" 2>&1 &
 gw_pid=$!
 for _ in $(seq 1 100); do grep -q '"leadgate ready"' "$log" && break; sleep 0.1; done
 grep -q '"leadgate ready"' "$log" || { echo "no ready line:"; cat "$log"; exit 1; }
