@@ -7,6 +7,7 @@ import type { Config } from './config/types.js';
 import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
 import { createAdminHandler } from './http/admin.js';
 import { createHttpProxyForwarder } from './http/forward.js';
+import { createUndiciForwarder } from './http/forward-undici.js';
 import { problemBody } from './http/problem.js';
 import { createRequestHandler, type Lifecycle } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
@@ -57,7 +58,13 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   let state: GatewayState = buildState(config, shared);
   const lifecycle: Lifecycle = { draining: false, stopped: false };
   const inflight = { count: 0 };
-  const forwarder = createHttpProxyForwarder(agent);
+  const forwarder =
+    config.upstream.engine === 'undici'
+      ? createUndiciForwarder({
+          connections: config.upstream.maxSockets,
+          connectTimeoutMs: config.upstream.connectTimeoutMs,
+        })
+      : createHttpProxyForwarder(agent);
   let health: UpstreamHealth | null = null;
 
   const markLoaded = (c: Config) => {
@@ -135,9 +142,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       next.listen.port !== previous.config.listen.port ||
       next.listen.host !== previous.config.listen.host ||
       next.admin.port !== previous.config.admin.port ||
-      next.admin.host !== previous.config.admin.host;
+      next.admin.host !== previous.config.admin.host ||
+      next.upstream.engine !== previous.config.upstream.engine;
     logger.info({ reason, keys: next.keys.size, hash: next.hash.slice(0, 16) }, 'config reloaded');
-    if (moved) logger.warn('listen/admin addresses changed: they take effect at the next restart');
+    if (moved)
+      logger.warn('listen/admin addresses or upstream.engine changed: they take effect at the next restart');
     return 'ok';
   };
   if (options.watch !== false) {

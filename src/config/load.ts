@@ -179,6 +179,7 @@ export function loadConfig(configPath: string, options: LoadOptions = {}): Confi
       connectTimeoutMs: raw.upstream.connect_timeout_ms,
       maxSockets: raw.upstream.max_sockets,
       healthPath: raw.upstream.health_path ?? null,
+      engine: raw.upstream.engine,
     },
     trustedProxies,
     digest: { maxSkewS: raw.digest.max_skew_s, singleUse: raw.digest.single_use },

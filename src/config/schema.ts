@@ -66,6 +66,7 @@ export const configSchema = z.strictObject({
     connect_timeout_ms: positive.default(5_000),
     max_sockets: positive.default(256),
     health_path: z.string().startsWith('/').optional(),
+    engine: z.enum(['undici', 'http-proxy']).default('undici'),
   }),
   client_ip: z
     .strictObject({ trusted_proxies: z.array(z.string()).default([]) })

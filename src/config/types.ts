@@ -52,6 +52,8 @@ export interface Config {
     readonly connectTimeoutMs: number;
     readonly maxSockets: number;
     readonly healthPath: string | null;
+    /** The forwarding engine; chosen at start (a reload that changes it warns). */
+    readonly engine: 'undici' | 'http-proxy';
   };
   readonly trustedProxies: IpMatcher;
   readonly digest: { readonly maxSkewS: number; readonly singleUse: boolean };

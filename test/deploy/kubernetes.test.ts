@@ -82,8 +82,8 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
   });
 
   it('ships a gateway config that leadgate accepts, with a grace period above its drain time', () => {
-    const cm = byKind('ConfigMap') as { data: Record<string, string> };
-    const secret = byKind('Secret') as { stringData: Record<string, string> };
+    const cm = byKind('ConfigMap') as unknown as { data: Record<string, string> };
+    const secret = byKind('Secret') as unknown as { stringData: Record<string, string> };
     const dir = mkdtempSync(join(tmpdir(), 'leadgate-k8s-'));
     for (const [name, value] of Object.entries(secret.stringData)) writeFileSync(join(dir, name), value);
     const yaml = (cm.data['gateway.yaml'] ?? '').replaceAll('/run/secrets/leadgate/', `${dir}/`);

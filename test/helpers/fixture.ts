@@ -32,6 +32,7 @@ export function writeConfig(opts: {
   keys?: string;
   leads?: string | null;
   timeoutMs?: number;
+  engine?: 'undici' | 'http-proxy';
 }): string {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-test-'));
   const file = join(dir, 'gateway.yaml');
@@ -40,7 +41,7 @@ export function writeConfig(opts: {
     file,
     `listen: { host: 127.0.0.1, port: 0 }
 admin: { host: 127.0.0.1, port: 0 }
-upstream: { url: "${opts.upstream}", timeout_ms: ${opts.timeoutMs ?? 2000} }
+upstream: { url: "${opts.upstream}", timeout_ms: ${opts.timeoutMs ?? 2000}, engine: ${opts.engine ?? 'undici'} }
 shutdown: { delay_s: 0, timeout_s: 2 }
 ${opts.extra ?? ''}
 ${opts.keys ?? keysYaml()}`,

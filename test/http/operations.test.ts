@@ -321,7 +321,7 @@ describe('readiness', () => {
     const path = writeConfig({ upstream: upstream.url });
     writeFileSync(
       path,
-      readFileSync(path, 'utf8').replace('timeout_ms: 2000 }', 'timeout_ms: 2000, health_path: /health }'),
+      readFileSync(path, 'utf8').replace('timeout_ms: 2000,', 'timeout_ms: 2000, health_path: /health,'),
     );
     const t = await serve(path);
     try {

@@ -1,0 +1,144 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { Pool } from 'undici';
+import { GatewayError } from '../auth/errors.js';
+import type { Forwarder, ForwardJob } from './forward.js';
+
+/** Request headers undici sets itself or refuses; it frames the body from content-length or chunks. */
+const REQUEST_SKIP = new Set(['transfer-encoding', 'expect', 'connection', 'keep-alive', 'upgrade']);
+/** Response headers that belong to the upstream connection, not to the client's. */
+const RESPONSE_SKIP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection']);
+
+export interface UndiciForwarderOptions {
+  readonly connections: number;
+  readonly connectTimeoutMs: number;
+  readonly keepAliveTimeoutMs?: number;
+}
+
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * The forwarding engine on undici (`Pool.stream`): one keep-alive pool per upstream origin,
+ * bodies streamed both ways, upstream refused or reset → 502, no response headers within
+ * `timeoutMs` → 504, a client that goes away aborts the upstream request.
+ */
+export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarder {
+  const pools = new Map<string, Pool>();
+  const poolFor = (origin: string): Pool => {
+    let pool = pools.get(origin);
+    if (pool === undefined) {
+      pool = new Pool(origin, {
+        connections: options.connections,
+        connectTimeout: options.connectTimeoutMs,
+        keepAliveTimeout: options.keepAliveTimeoutMs ?? 4_000,
+        pipelining: 1,
+      });
+      pools.set(origin, pool);
+    }
+    return pool;
+  };
+
+  return {
+    forward(job: ForwardJob): void {
+      const { req, res } = job;
+      const started = process.hrtime.bigint();
+      const abort = new AbortController();
+      let failed: GatewayError | null = null;
+      const fail = (error: GatewayError) => {
+        if (failed) return;
+        failed = error;
+        abort.abort(error);
+        job.onError(error);
+      };
+      res.on('close', () => {
+        if (!res.writableFinished && !abort.signal.aborted) abort.abort();
+      });
+      const headers = requestHeaders(job.headers);
+      const hasBody =
+        req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+      if (hasBody && job.maxBodyBytes !== null) {
+        const limit = job.maxBodyBytes;
+        let size = 0;
+        req.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limit)
+            fail(new GatewayError('body_too_large', `the request body is larger than ${limit} bytes`));
+        });
+      }
+      const base = job.target.pathname === '/' ? '' : job.target.pathname.replace(/\/$/, '');
+      poolFor(job.target.origin).stream(
+        {
+          path: base + (req.url ?? '/'),
+          method: (req.method ?? 'GET') as 'GET',
+          headers,
+          body: hasBody ? req : null,
+          headersTimeout: job.timeoutMs,
+          bodyTimeout: job.timeoutMs,
+          signal: abort.signal,
+        },
+        ({ statusCode, headers: upstream }) => {
+          job.onUpstreamResponse(Number(process.hrtime.bigint() - started) / 1e9);
+          res.writeHead(
+            statusCode,
+            responseHeaders(
+              upstream as IncomingHttpHeaders,
+              job.responseHeaders,
+              res.getHeader('connection'),
+            ),
+          );
+          return res;
+        },
+        (err) => {
+          if (err === null || failed) return;
+          if (res.headersSent || res.destroyed) {
+            res.destroy();
+            return;
+          }
+          const code = (err as NodeJS.ErrnoException).code ?? '';
+          fail(
+            TIMEOUTS.has(code)
+              ? new GatewayError('upstream_timeout', 'the upstream did not answer in time')
+              : new GatewayError('upstream_unavailable', `the upstream is unavailable (${code || 'error'})`),
+          );
+        },
+      );
+    },
+    close(): void {
+      for (const pool of pools.values()) void pool.destroy();
+      pools.clear();
+    },
+  };
+}
+
+function requestHeaders(headers: OutgoingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || REQUEST_SKIP.has(name)) continue;
+    out[name] = typeof value === 'number' ? String(value) : value;
+  }
+  return out;
+}
+
+function responseHeaders(
+  upstream: IncomingHttpHeaders,
+  own: Readonly<Record<string, string>>,
+  connection: number | string | string[] | undefined,
+): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const name in upstream) {
+    if (RESPONSE_SKIP.has(name)) continue;
+    out[name] = upstream[name];
+  }
+  for (const name in own) {
+    const value = own[name];
+    if (value === undefined) continue;
+    out[name] = name === 'vary' && out.vary ? `${String(out.vary)}, ${value}` : value;
+  }
+  if (!('access-control-allow-origin' in own)) {
+    // The gateway owns CORS: an upstream's own grant does not reach the browser.
+    delete out['access-control-allow-origin'];
+    delete out['access-control-allow-credentials'];
+  }
+  if (connection !== undefined) out.connection = String(connection);
+  return out;
+}
