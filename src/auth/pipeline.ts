@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiKey, Config } from '../config/types.js';
-import type { Address } from '../net/ip.js';
 import { checkAccess } from './access.js';
 import { createApiKeyCheck } from './api-key.js';
 import { checkOriginIp, createClientIpResolver } from './client-ip.js';
@@ -34,7 +33,6 @@ export type LeadProof =
 /** Who is calling, once every check passed. */
 export interface Principal {
   readonly key: ApiKey;
-  readonly client: Address | null;
   readonly path: string;
   readonly query: string;
   /** `:id` of `GET /api/v2/merchant/leads/:id`, or null for a request to forward. */
@@ -77,10 +75,12 @@ export function createPipeline(config: Config, replay: ReplayStore | null) {
     const key = checkApiKey(header(facts.headers, 'x-apikey'));
     if (key instanceof GatewayError) return refuse(key);
 
-    // 3. origin IP
-    const client = resolveClientIp(facts.peer, header(facts.headers, 'x-forwarded-for'));
-    const ipError = checkOriginIp(key, client);
-    if (ipError) return refuse(ipError, key);
+    // 3. origin IP (the client address is only worked out for keys that have origin_ips)
+    if (key.origins !== null) {
+      const client = resolveClientIp(facts.peer, header(facts.headers, 'x-forwarded-for'));
+      const ipError = checkOriginIp(key, client);
+      if (ipError) return refuse(ipError, key);
+    }
 
     // 4. source
     const sourceError = checkSource(header(facts.headers, 'x-source'));
@@ -138,7 +138,6 @@ export function createPipeline(config: Config, replay: ReplayStore | null) {
     return {
       principal: {
         key,
-        client,
         path: route.path,
         query: route.query,
         lookupId: isLookup ? route.lookupId : null,

