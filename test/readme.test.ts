@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { leadDigest } from '../src/client/index.js';
+import { hasPython } from './helpers/python.js';
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const block = (lang: string): string => {
@@ -9,14 +10,6 @@ const block = (lang: string): string => {
   if (!m?.[1]) throw new Error(`no ${lang} block in the README`);
   return m[1];
 };
-const hasPython = (() => {
-  try {
-    execFileSync('python3', ['--version']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
 const SECRET = 'storefront-signing-secret-example';
 
 describe('README snippets', () => {

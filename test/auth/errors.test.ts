@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CATALOGUE, type ErrorCode } from '../../src/auth/errors.js';
 
@@ -17,9 +17,13 @@ function codesByStatus(markdown: string): Map<string, number> {
   return codes;
 }
 
+// The contract lives in shared/, beside the checkout (CI always has it there).
+const CONTRACT = new URL('../../../shared/design/CONTRACT.md', import.meta.url);
+if (!existsSync(CONTRACT) && process.env.CI) throw new Error('../shared/design/CONTRACT.md is missing');
+
 describe('error catalogue', () => {
-  it('holds every code of CONTRACT §6 with its status', () => {
-    const contract = readFileSync(new URL('../../../shared/design/CONTRACT.md', import.meta.url), 'utf8');
+  it.runIf(existsSync(CONTRACT))('holds every code of CONTRACT §6 with its status', () => {
+    const contract = readFileSync(CONTRACT, 'utf8');
     const section = contract.slice(contract.indexOf('## 6. Errors'), contract.indexOf('## 7.'));
     const expected = codesByStatus(section);
     expect(expected.size).toBeGreaterThan(20);

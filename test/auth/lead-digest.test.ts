@@ -6,6 +6,7 @@ import { computeLeadDigest, createLeadDigestVerifier } from '../../src/auth/lead
 import { createMemoryReplayStore } from '../../src/auth/replay.js';
 import { leadDigest } from '../../src/client/index.js';
 import { testKey } from '../helpers/key.js';
+import { hasPython } from '../helpers/python.js';
 
 const SECRET = 'storefront-secret-0000000000001';
 const key = testKey({ secret: createSecretKey(Buffer.from(SECRET)) });
@@ -21,15 +22,6 @@ const VECTORS: Array<[string, string, string]> = [
   ['kunde 3 ü', '1700000123', '63211469eec68bcb97e0317a96eaa6caac853549ee362d2158e846c361bca82e'],
   ['a b:c d', '1', '966a9f0d56862d33fdae1c3b666bd5af0d1947f4bbeda25ffac20f9484b00607'],
 ];
-
-const hasPython = (() => {
-  try {
-    execFileSync('python3', ['--version']);
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 describe('computeLeadDigest', () => {
   it.each(VECTORS)('matches the fixed vector for %j at %s', (customerId, ts, hex) => {
