@@ -37,6 +37,12 @@ export function runServe(args: string[]): Promise<number> {
       'leadgate ready',
     );
 
+    process.on('uncaughtException', (err) => {
+      // a bug: say so in the structured log (message only: no request data), then let Kubernetes restart us
+      logger.fatal({ err: err.message, stack: err.stack }, 'uncaught exception; exiting');
+      flushLogger(logger);
+      process.exit(70);
+    });
     process.on('SIGHUP', () => gateway.reload('SIGHUP'));
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
