@@ -40,6 +40,6 @@ describe('README snippets', () => {
     expect(first[0]).toMatch(/npm start/);
     expect(first[1]).toMatch(/npm test/);
     const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
-    expect(ci).toMatch(/\nnpm test\n/);
+    expect(ci).toMatch(/\nnpm test\b/);
   });
 });
