@@ -32,7 +32,7 @@ export interface HandlerDeps {
   readonly now?: () => number;
 }
 
-type Kind = 'forward' | 'lookup' | 'refused';
+type Kind = 'forward' | 'lookup' | 'preflight' | 'refused';
 
 /**
  * The HTTP layer of the API listener: request facts in, then the pipeline, then the lookup, the
@@ -102,7 +102,7 @@ export function createRequestHandler(deps: HandlerDeps) {
         refuse(new GatewayError('cors_origin_not_allowed', 'this origin may not call the API'), {});
         return;
       }
-      kind = 'lookup';
+      kind = 'preflight';
       res.writeHead(204, { ...headers, 'content-length': 0, 'x-request-id': requestId });
       res.end();
       return;

@@ -19,7 +19,7 @@ export function createMetrics() {
     }),
     requestDuration: new Histogram({
       name: 'leadgate_request_duration_seconds',
-      help: 'Time from request to response end, by kind: forward, lookup, refused',
+      help: 'Time from request to response end, by kind: forward, lookup, preflight, refused',
       labelNames: ['kind'] as const,
       buckets,
       registers: [registry],
