@@ -15,6 +15,7 @@ export function writeBenchConfig(opts: {
   engine: string;
   extraKeys?: number;
   originIps?: number;
+  logRequests?: 'all' | 'errors' | 'none';
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-'));
   const lines = [
@@ -23,6 +24,7 @@ export function writeBenchConfig(opts: {
     `upstream: { url: "http://127.0.0.1:${opts.upstreamPort}", engine: ${opts.engine} }`,
     'shutdown: { delay_s: 0, timeout_s: 1 }',
     'leads: { file: leads.yaml }',
+    `log: { requests: ${opts.logRequests ?? 'all'} }`,
     'keys:',
     `  - { name: server, key: "${SERVER_KEY}", access_type: READ, purpose: SERVER, signing_secret: "${SECRET}" }`,
   ];

@@ -134,6 +134,12 @@ async function main() {
     '--config',
     writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici' }),
   ]);
+  const lgQuiet = await start([
+    MAIN,
+    'serve',
+    '--config',
+    writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', logRequests: 'errors' }),
+  ]);
   const lgHp = await start([
     MAIN,
     'serve',
@@ -176,6 +182,7 @@ async function main() {
       headers: () => ({ 'x-source': 'web' }),
       expectStatus: 401,
     },
+    { name: 'leadgate (b), log.requests: errors', port: lgQuiet.port, path: api, headers: storefront },
     { name: 'leadgate (b) on http-proxy', port: lgHp.port, path: api, headers: storefront },
   ];
   const results = await measure(targets, ROUNDS, SECONDS, CONNECTIONS);

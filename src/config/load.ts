@@ -198,6 +198,7 @@ export function loadConfig(configPath: string, options: LoadOptions = {}): Confi
       requestTimeoutMs: raw.limits.request_timeout_ms,
       keepAliveTimeoutMs: raw.limits.keepalive_timeout_ms,
     },
+    log: { requests: raw.log.requests },
     keys,
   };
   return deepFreeze(config);

@@ -122,6 +122,9 @@ export const configSchema = z.strictObject({
       request_timeout_ms: 60_000,
       keepalive_timeout_ms: 5_000,
     }),
+  log: z
+    .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
+    .default({ requests: 'all' }),
   keys: z.array(keySchema).min(1, 'at least one key is needed'),
 });
 

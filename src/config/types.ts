@@ -68,6 +68,8 @@ export interface Config {
     readonly requestTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
   };
+  /** Which requests get a log line: all, errors (status >= 400) or none. */
+  readonly log: { readonly requests: 'all' | 'errors' | 'none' };
   /** Keys by the sha256 of their value. */
   readonly keys: ReadonlyMap<string, ApiKey>;
 }

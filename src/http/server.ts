@@ -62,6 +62,8 @@ export function createRequestHandler(deps: HandlerDeps) {
       if (!res.writableFinished && code === 'ok') code = 'client_closed';
       metrics.requests.inc({ status: String(status), code, key: key?.name ?? '' });
       metrics.requestDuration.observe({ kind }, seconds);
+      const logged = state.config.log.requests;
+      if (logged === 'none' || (logged === 'errors' && status < 400)) return;
       const q = req.url?.indexOf('?') ?? -1;
       const line = {
         request_id: requestId,

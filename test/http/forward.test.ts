@@ -310,3 +310,35 @@ describe.each(['undici', 'http-proxy'] as const)('forwarding engine %s', (engine
     });
   });
 });
+
+describe('log.requests', () => {
+  it('logs only refusals and failures with "errors", nothing with "none"', async () => {
+    const upstream = await startRecordingUpstream();
+    const headers = { 'x-apikey': KEYS.server.key, 'x-source': 'web' };
+    try {
+      for (const [mode, expected] of [
+        ['errors', ['invalid_api_key']],
+        ['none', []],
+        ['all', ['ok', 'invalid_api_key']],
+      ] as const) {
+        const g = await startTestGateway(
+          writeConfig({ upstream: upstream.url, extra: `log: { requests: ${mode} }` }),
+        );
+        try {
+          expect((await ask(g.apiPort, { path: '/api/v2/merchant/orders', headers })).status).toBe(200);
+          const bad = { ...headers, 'x-apikey': 'sk_nope_0000000000000000' };
+          expect((await ask(g.apiPort, { path: '/api/v2/merchant/orders', headers: bad })).status).toBe(401);
+          const codes = g.logs.lines
+            .map((l) => JSON.parse(l) as { msg: string; code?: string })
+            .filter((l) => l.msg === 'request')
+            .map((l) => l.code);
+          expect(codes, mode).toEqual(expected);
+        } finally {
+          await g.close();
+        }
+      }
+    } finally {
+      await upstream.close();
+    }
+  });
+});
