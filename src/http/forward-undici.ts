@@ -2,11 +2,10 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'n
 import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../auth/errors.js';
 import type { Forwarder, ForwardJob } from './forward.js';
+import { downstreamHeaders } from './headers.js';
 
 /** Request headers undici sets itself or refuses; it frames the body from content-length or chunks. */
 const REQUEST_SKIP = new Set(['transfer-encoding', 'expect', 'connection', 'keep-alive', 'upgrade']);
-/** Response headers that belong to the upstream connection, not to the client's. */
-const RESPONSE_SKIP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection']);
 
 export interface UndiciForwarderOptions {
   readonly connections: number;
@@ -45,7 +44,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     job.onUpstreamResponse(Number(process.hrtime.bigint() - this.started) / 1e9);
     job.res.writeHead(
       statusCode,
-      responseHeaders(headers, job.responseHeaders, job.res.getHeader('connection')),
+      downstreamHeaders(headers, job.responseHeaders, job.res.getHeader('connection')),
     );
   }
 
@@ -164,29 +163,5 @@ function requestHeaders(headers: OutgoingHttpHeaders): Record<string, string | s
     if (value === undefined || REQUEST_SKIP.has(name)) continue;
     out[name] = typeof value === 'number' ? String(value) : value;
   }
-  return out;
-}
-
-function responseHeaders(
-  upstream: IncomingHttpHeaders,
-  own: Readonly<Record<string, string>>,
-  connection: number | string | string[] | undefined,
-): OutgoingHttpHeaders {
-  const out: OutgoingHttpHeaders = {};
-  for (const name in upstream) {
-    if (RESPONSE_SKIP.has(name)) continue;
-    out[name] = upstream[name];
-  }
-  for (const name in own) {
-    const value = own[name];
-    if (value === undefined) continue;
-    out[name] = name === 'vary' && out.vary ? `${String(out.vary)}, ${value}` : value;
-  }
-  if (!('access-control-allow-origin' in own)) {
-    // The gateway owns CORS: an upstream's own grant does not reach the browser.
-    delete out['access-control-allow-origin'];
-    delete out['access-control-allow-credentials'];
-  }
-  if (connection !== undefined) out.connection = String(connection);
   return out;
 }

@@ -2,6 +2,7 @@ import type { Agent, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from
 import type { Socket } from 'node:net';
 import httpProxy from 'http-proxy';
 import { GatewayError } from '../auth/errors.js';
+import { downstreamHeaders } from './headers.js';
 
 /** One request to pass on. The headers are final: hygiene was done by the caller. */
 export interface ForwardJob {
@@ -63,21 +64,11 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
     if (state.timer) clearTimeout(state.timer);
     state.timer = null;
     state.job.onUpstreamResponse(Number(process.hrtime.bigint() - state.started) / 1e9);
-    // Hop-by-hop headers are the gateway's own business with its client: a `Connection: close`
-    // the gateway set (drain, a client that asked for it) wins over what the upstream said.
-    delete proxyRes.headers['keep-alive'];
-    const connection = res.getHeader('connection');
-    if (connection !== undefined) proxyRes.headers.connection = String(connection);
-    for (const name in state.job.responseHeaders) {
-      if (name === 'vary' && proxyRes.headers.vary)
-        proxyRes.headers.vary = `${proxyRes.headers.vary}, Origin`;
-      else proxyRes.headers[name] = state.job.responseHeaders[name];
-    }
-    if (!('access-control-allow-origin' in state.job.responseHeaders)) {
-      // The gateway owns CORS: an upstream's own grant does not reach the browser.
-      delete proxyRes.headers['access-control-allow-origin'];
-      delete proxyRes.headers['access-control-allow-credentials'];
-    }
+    proxyRes.headers = downstreamHeaders(
+      proxyRes.headers,
+      state.job.responseHeaders,
+      res.getHeader('connection'),
+    );
     // An upstream that dies mid-body: end the client's response too, never crash.
     proxyRes.on('error', () => res.destroy());
     proxyRes.on('aborted', () => res.destroy());

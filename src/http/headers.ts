@@ -73,3 +73,34 @@ export function upstreamHeaders(
   if (principal.lead?.via === 'token') out['x-lead-id'] = principal.lead.leadId;
   return out;
 }
+
+/** Response headers that belong to the upstream connection, not to the client's. */
+const DOWNSTREAM_SKIPPED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection']);
+
+/**
+ * What the client receives, from what the upstream answered, for either engine: hop-by-hop
+ * headers dropped (a `Connection: close` the gateway set, on drain or on request, wins), the
+ * gateway's own headers set over the upstream's (`Vary` appended), and CORS owned by the
+ * gateway: an upstream's own grant never reaches the browser.
+ */
+export function downstreamHeaders(
+  upstream: IncomingHttpHeaders,
+  own: Readonly<Record<string, string>>,
+  connection: number | string | string[] | undefined,
+): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const name in upstream) {
+    if (!DOWNSTREAM_SKIPPED.has(name)) out[name] = upstream[name];
+  }
+  for (const name in own) {
+    const value = own[name];
+    if (value === undefined) continue;
+    out[name] = name === 'vary' && out.vary ? `${out.vary}, ${value}` : value;
+  }
+  if (!('access-control-allow-origin' in own)) {
+    delete out['access-control-allow-origin'];
+    delete out['access-control-allow-credentials'];
+  }
+  if (connection !== undefined) out.connection = String(connection);
+  return out;
+}
