@@ -78,7 +78,7 @@ export function createLeadTokenVerifier(options: LeadTokenOptions) {
  * `capExp` when given: a token minted from another token never outlives it.
  */
 export function signLeadToken(
-  secret: KeyObject,
+  secret: KeyObject | string,
   leadId: string,
   nowS: number,
   ttlS: number,

@@ -82,16 +82,15 @@ export function createRequestHandler(deps: HandlerDeps) {
     const refuse = (error: GatewayError, extra: CorsHeaders = state.cors.grant(origin, key)) => {
       code = error.code;
       kind = 'refused';
-      if (lifecycle.draining) res.setHeader('connection', 'close');
       writeProblem(res, error, requestId, extra);
     };
 
+    // Draining (and so stopped) or asked by the client: this answer ends the connection.
+    if (lifecycle.draining || req.headers.connection === 'close') res.setHeader('connection', 'close');
     if (lifecycle.stopped) {
-      res.setHeader('connection', 'close');
       refuse(new GatewayError('shutting_down', 'the gateway is shutting down'));
       return;
     }
-    if (lifecycle.draining || req.headers.connection === 'close') res.setHeader('connection', 'close');
 
     if (state.cors.isPreflight(req)) {
       const grant = routePath(req.url ?? '/');
