@@ -25,18 +25,8 @@ export function runServe(args: string[]): Promise<number> {
       flushLogger(logger);
       return 1;
     }
-    const config = gateway.config();
-    logger.info(
-      {
-        listen: `${config.listen.host}:${gateway.apiPort}`,
-        admin: `${config.admin.host}:${gateway.adminPort}`,
-        upstream: config.upstream.url.origin,
-        keys: config.keys.size,
-        config: config.file,
-      },
-      'leadgate ready',
-    );
-
+    // Signal handlers first: until Node installs one, SIGTERM's default action kills the
+    // process outright, so a supervisor that signals right after the ready line would skip the drain.
     process.on('uncaughtException', (err) => {
       // a bug: say so in the structured log (message only: no request data), then let Kubernetes restart us
       logger.fatal({ err: err.message, stack: err.stack }, 'uncaught exception; exiting');
@@ -61,6 +51,18 @@ export function runServe(args: string[]): Promise<number> {
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
+    const config = gateway.config();
+    logger.info(
+      {
+        listen: `${config.listen.host}:${gateway.apiPort}`,
+        admin: `${config.admin.host}:${gateway.adminPort}`,
+        upstream: config.upstream.url.origin,
+        keys: config.keys.size,
+        config: config.file,
+      },
+      'leadgate ready',
+    );
+
     return 0;
   });
 }
