@@ -1,14 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { GatewayError } from './auth/errors.js';
 import { createMemoryReplayStore } from './auth/replay.js';
 import { ConfigError, formatProblem, loadConfig } from './config/load.js';
 import type { Config } from './config/types.js';
 import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
 import { createAdminHandler } from './http/admin.js';
+import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
 import { createHttpProxyForwarder } from './http/forward.js';
 import { createUndiciForwarder } from './http/forward-undici.js';
-import { problemBody } from './http/problem.js';
 import { createRequestHandler, type Lifecycle } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
 import { createLogger, type Logger } from './observability/log.js';
@@ -79,27 +78,24 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   markLoaded(config);
 
-  const limits = config.limits;
-  const api = http.createServer(
-    {
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headerTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: Math.min(1000, limits.headerTimeoutMs),
-    },
+  const guard = createConnectionGuard({
+    lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
+    onClientError: (error) =>
+      metrics.requests.inc({ status: String(error.status), code: error.code, key: '' }),
+  });
+  const api = createApiServer(
+    config.limits,
+    guard,
     createRequestHandler({
       current: () => state,
       forwarder,
       metrics,
       logger,
+      guard,
       lifecycle,
       inflight,
       now: options.now,
     }),
-  );
-  api.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
-    answerClientError(err, socket, metrics),
   );
 
   const admin = http.createServer(
@@ -226,22 +222,32 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** Malformed requests never reach the handler: answer them here, as problems too. */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket, metrics: Metrics): void {
-  if (!socket.writable || err.code === 'ECONNRESET') {
-    socket.destroy();
-    return;
-  }
-  const error =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? new GatewayError('headers_too_large', 'the request headers are larger than allowed')
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? new GatewayError('request_timeout', 'the request was not received in time')
-        : new GatewayError('bad_request', 'the request is not valid HTTP');
-  metrics.requests.inc({ status: String(error.status), code: error.code, key: '' });
-  const body = problemBody(error, 'none');
-  socket.end(
-    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+/** How long a connection that is closed on the client mid-body may still take to read our answer. */
+const LINGER_MS = 1_000;
+
+/**
+ * The API listener. Node's parser limits are the contract's: header bytes, timeouts, and a header
+ * count just above `max_header_count` so the handler can refuse (Node would silently keep the
+ * first 2,000). Parser errors go through the connection guard, which keeps answers in order.
+ * Expect: 100-continue reaches the handler, which continues only once authenticated.
+ */
+function createApiServer(
+  limits: Config['limits'],
+  guard: ConnectionGuard,
+  handler: http.RequestListener,
+): http.Server {
+  const api = http.createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headerTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, limits.headerTimeoutMs),
+    },
+    handler,
   );
+  api.maxHeadersCount = limits.maxHeaderCount + 1;
+  api.on('checkContinue', handler);
+  api.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => guard.clientError(err, socket));
+  return api;
 }

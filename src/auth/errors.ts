@@ -12,6 +12,7 @@ export const CATALOGUE = {
   missing_customer_id: { status: 400, title: 'Bad Request' },
   missing_api_key: { status: 401, title: 'Unauthorized' },
   invalid_api_key: { status: 401, title: 'Unauthorized' },
+  expired_api_key: { status: 401, title: 'Unauthorized' },
   missing_lead_credential: { status: 401, title: 'Unauthorized' },
   invalid_digest: { status: 401, title: 'Unauthorized' },
   stale_timestamp: { status: 401, title: 'Unauthorized' },
@@ -27,9 +28,11 @@ export const CATALOGUE = {
   request_timeout: { status: 408, title: 'Request Timeout' },
   body_too_large: { status: 413, title: 'Content Too Large' },
   headers_too_large: { status: 431, title: 'Request Header Fields Too Large' },
+  rate_limited: { status: 429, title: 'Too Many Requests' },
   internal_error: { status: 500, title: 'Internal Server Error' },
   upstream_unavailable: { status: 502, title: 'Bad Gateway' },
   shutting_down: { status: 503, title: 'Service Unavailable' },
+  store_unavailable: { status: 503, title: 'Service Unavailable' },
   upstream_timeout: { status: 504, title: 'Gateway Timeout' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

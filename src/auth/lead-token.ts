@@ -3,6 +3,7 @@ import jwt from 'jsonwebtoken';
 import { LRUCache } from 'lru-cache';
 import type { ApiKey } from '../config/types.js';
 import { GatewayError } from './errors.js';
+import { isValidLeadId, LEAD_ID_RULE } from './lead-id.js';
 
 export interface VerifiedToken {
   readonly leadId: string;
@@ -44,13 +45,15 @@ export function createLeadTokenVerifier(options: LeadTokenOptions) {
       if (hit.exp <= nowS) return new GatewayError('expired_lead_token', 'the lead token has expired');
       if (hit.exp - nowS <= maxLife) return hit;
     }
-    let payload: unknown;
+    let decoded: jwt.Jwt;
     try {
-      payload = jwt.verify(token, key.secret, {
+      // nbf and iat are checked below with the skew; exp is checked here and again below.
+      decoded = jwt.verify(token, key.secret, {
         algorithms: ['HS256'],
         clockTimestamp: nowS,
         clockTolerance: 0,
-        ignoreNotBefore: false,
+        ignoreNotBefore: true,
+        complete: true,
       });
     } catch (err) {
       if (err instanceof jwt.TokenExpiredError) {
@@ -58,19 +61,45 @@ export function createLeadTokenVerifier(options: LeadTokenOptions) {
       }
       return invalid('the lead token is malformed, not HS256, or not signed with this key');
     }
-    if (payload === null || typeof payload !== 'object')
-      return invalid('the lead token has no claims object');
-    const claims = payload as Record<string, unknown>;
-    const leadId = claims.lead_id;
-    const exp = claims.exp;
-    if (typeof leadId !== 'string' || leadId === '') return invalid('the lead token has no lead_id claim');
-    if (typeof exp !== 'number' || !Number.isFinite(exp)) return invalid('the lead token has no exp claim');
-    if (exp <= nowS) return new GatewayError('expired_lead_token', 'the lead token has expired');
-    if (exp - nowS > maxLife) return invalid('the lead token lives longer than the allowed lifetime');
+    const refusal = checkClaims(decoded, nowS, options.maxSkewS, maxLife);
+    if (refusal !== null) return refusal;
+    const claims = decoded.payload as Record<string, unknown>;
+    const leadId = claims.lead_id as string;
+    const exp = claims.exp as number;
     const verified: CachedToken = { leadId, exp, keySha256: key.sha256 };
     cache?.set(token, verified, { ttl: (exp - nowS) * 1000 });
     return verified;
   };
+}
+
+/**
+ * The claim checks after the signature, in order: no header parameter we would have to
+ * understand (`crit`, `b64`: RFC 7515 §4.1.11, RFC 7797), a valid `lead_id`, an `exp` in the
+ * future and no further than `maxLife`, and no `iat` or `nbf` more than the skew ahead.
+ */
+function checkClaims(decoded: jwt.Jwt, nowS: number, skewS: number, maxLife: number): GatewayError | null {
+  const header = decoded.header as unknown as Record<string, unknown>;
+  if ('crit' in header || 'b64' in header) {
+    return invalid('the lead token has a header parameter leadgate does not accept (crit or b64)');
+  }
+  const payload = decoded.payload;
+  if (payload === null || typeof payload !== 'object') return invalid('the lead token has no claims object');
+  const { lead_id: leadId, exp, iat, nbf } = payload as Record<string, unknown>;
+  if (leadId === undefined || leadId === '') return invalid('the lead token has no lead_id claim');
+  if (!isValidLeadId(leadId)) return invalid(`the lead token's lead_id is not valid: ${LEAD_ID_RULE}`);
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return invalid('the lead token has no exp claim');
+  if (exp <= nowS) return new GatewayError('expired_lead_token', 'the lead token has expired');
+  if (exp - nowS > maxLife) return invalid('the lead token lives longer than the allowed lifetime');
+  for (const [name, value] of [
+    ['iat', iat],
+    ['nbf', nbf],
+  ] as const) {
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      return invalid(`the lead token's ${name} is not a number`);
+    if (value > nowS + skewS) return invalid(`the lead token's ${name} lies in the future`);
+  }
+  return null;
 }
 
 /**

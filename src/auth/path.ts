@@ -1,7 +1,7 @@
 import { GatewayError } from './errors.js';
 
 export const API_PREFIX = '/api/v2/merchant/';
-const LOOKUP_PREFIX = `${API_PREFIX}leads/`;
+const LOOKUP_SEGMENT = 'leads';
 
 export interface RoutedPath {
   /** The path as received (no query): what is forwarded. */
@@ -12,65 +12,101 @@ export interface RoutedPath {
   readonly lookupId: string | null;
 }
 
-// Anything a server or proxy behind us might read differently from the raw bytes: encoded dots,
-// slashes, backslashes, NULs, repeated slashes, backslashes and dot segments.
-// Double encoding (%25xx) too: a backend that decodes twice would see the second layer.
-const AMBIGUOUS = /%2e|%2f|%5c|%00|%25[0-9a-f]{2}|\/\/|\\|\/\.\.?(?:\/|$)/i;
+const badPath = (why: string) => new GatewayError('bad_path', `the path is not in canonical form (${why})`);
+
+/** Characters a path may hold as they are: visible ASCII without `\`, `;` and `#`. */
+const PLAIN = /^[\x21-\x7e]*$/;
+// %XX escapes that a server behind us could read as something else: unreserved characters
+// (RFC 3986 §6.2.2.2 says to decode them, so `%6Ceads` is `leads`), `/` `\` `;` `.` `%` `#`,
+// and control characters.
+const FORBIDDEN_ESCAPE = /%(?:[46][1-9a-f]|[57][0-9a]|3[0-9b]|2[35def]|5[cf]|7e|[01][0-9a-f]|7f)/i;
+const BAD_ESCAPE = /%(?![0-9a-f]{2})/i;
 
 /**
- * CONTRACT §3.1. A path is accepted only in its one canonical spelling under the prefix. A path
- * that would reach the prefix after decoding, case folding, slash folding or dot-segment
- * resolution is refused with 400 rather than forwarded; other paths are 404.
+ * CONTRACT §3.1. A path under the prefix is accepted only in its one canonical spelling. A path
+ * that a lenient server would read as under the prefix (after decoding, case folding, slash
+ * folding, `;` parameters or dot segments) is refused with 400, never forwarded; so is every
+ * non-canonical spelling of the lookup route. Other paths are 404.
  */
 export function routePath(rawUrl: string): RoutedPath | GatewayError {
+  if (rawUrl.includes('#')) return badPath('a fragment is not part of a request target');
   const q = rawUrl.indexOf('?');
   const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
   const query = q === -1 ? '' : rawUrl.slice(q + 1);
-  const prefixed = path.startsWith(API_PREFIX);
-  if (prefixed && !AMBIGUOUS.test(path)) {
-    return { path, query, lookupId: lookupIdOf(path) };
+  if (!path.startsWith(API_PREFIX)) {
+    return reachesPrefix(path) ? badPath('case, encoding, slashes or dot segments') : notFound();
   }
-  if (prefixed || normalise(path).startsWith(API_PREFIX)) {
-    return new GatewayError(
-      'bad_path',
-      'the path is not in canonical form (case, encoding, slashes or dot segments)',
-    );
+  const why = nonCanonical(path);
+  if (why !== null) return badPath(why);
+  const segments = path.slice(API_PREFIX.length).split('/');
+  const first = segments[0] ?? '';
+  if (first !== LOOKUP_SEGMENT) {
+    return first.toLowerCase() === LOOKUP_SEGMENT ? badPath('letter case') : { path, query, lookupId: null };
   }
-  return new GatewayError('not_found', 'no such endpoint');
+  if (segments.length === 1) return { path, query, lookupId: null };
+  const id = segments[1] ?? '';
+  // `/leads/`, `/leads/x/`: a lenient router would take these for the lookup.
+  if (id === '' || (segments.length === 3 && segments[2] === '')) return badPath('a trailing slash');
+  if (segments.length > 2) return { path, query, lookupId: null };
+  return { path, query, lookupId: decodeURIComponent(id) };
 }
 
-function lookupIdOf(path: string): string | null {
-  if (!path.startsWith(LOOKUP_PREFIX)) return null;
-  const segment = path.slice(LOOKUP_PREFIX.length);
-  if (segment === '' || segment.includes('/')) return null;
+const notFound = () => new GatewayError('not_found', 'no such endpoint');
+
+/** Why a path that starts with the prefix is not canonical, or null when it is. */
+function nonCanonical(path: string): string | null {
+  if (!PLAIN.test(path)) return 'characters outside visible ASCII';
+  if (path.includes('\\')) return 'a backslash';
+  if (path.includes(';')) return 'a ";" path parameter';
+  if (BAD_ESCAPE.test(path)) return 'a malformed percent-encoding';
+  if (FORBIDDEN_ESCAPE.test(path)) return 'a percent-encoded character that must be sent as it is';
   try {
-    return decodeURIComponent(segment);
+    decodeURIComponent(path);
   } catch {
-    return null;
+    return 'percent-encoded bytes that are not UTF-8';
   }
+  for (const segment of path.slice(1).split('/').slice(0, -1)) {
+    if (segment === '') return 'repeated slashes';
+  }
+  if (/\/\.\.?(?:\/|$)/.test(path)) return 'dot segments';
+  return null;
 }
 
-/** What a lenient server might make of a path: used only to spot lookalikes of the prefix. */
-export function normalise(path: string): string {
+/** True when a lenient server could read `path` as under the prefix. */
+function reachesPrefix(path: string): boolean {
+  const folded = fold(path);
+  return folded.startsWith(API_PREFIX) || resolveDots(folded).startsWith(API_PREFIX);
+}
+
+/** What a lenient server might make of a path before dot segments: used only to spot lookalikes. */
+function fold(path: string): string {
   let decoded = path;
   for (let i = 0; i < 3; i++) {
-    let next: string;
-    try {
-      next = decodeURIComponent(decoded);
-    } catch {
-      next = decoded.replace(/%([0-9a-f]{2})/gi, (_m, hex: string) =>
-        String.fromCharCode(Number.parseInt(hex, 16)),
-      );
-    }
+    const next = decoded.replace(/%([0-9a-f]{2})/gi, (_m, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
     if (next === decoded) break;
     decoded = next;
   }
+  return decoded
+    .replace(/\\/g, '/')
+    .replace(/;[^/]*/g, '')
+    .replace(/\/{2,}/g, '/')
+    .toLowerCase();
+}
+
+function resolveDots(path: string): string {
   const segments: string[] = [];
-  for (const segment of decoded.replace(/\\/g, '/').split('/')) {
+  for (const segment of path.split('/')) {
     if (segment === '' || segment === '.') continue;
     if (segment === '..') segments.pop();
     else segments.push(segment);
   }
-  const trailing = /[/\\]\.{0,2}$/.test(decoded) ? '/' : '';
-  return `/${segments.join('/')}${segments.length > 0 ? trailing : ''}`.toLowerCase();
+  const trailing = /\/\.{0,2}$/.test(path) && segments.length > 0 ? '/' : '';
+  return `/${segments.join('/')}${trailing}`;
+}
+
+/** What a lenient server might make of a path: decoded, folded, dot segments resolved. */
+export function normalise(path: string): string {
+  return resolveDots(fold(path));
 }

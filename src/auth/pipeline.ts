@@ -7,6 +7,7 @@ import { GatewayError } from './errors.js';
 import { createLeadDigestVerifier } from './lead-digest.js';
 import { createLeadTokenVerifier } from './lead-token.js';
 import { routePath } from './path.js';
+import { queryParam } from './query.js';
 import type { ReplayStore } from './replay.js';
 import { checkSource } from './source.js';
 
@@ -105,7 +106,8 @@ export function createPipeline(config: Config, replay: ReplayStore | null) {
       }
       if (typeof digest !== 'string')
         return refuse(new GatewayError('invalid_digest', 'send one x-leaddigest'), key);
-      const customerId = customerIdOf(route.query);
+      const customer = queryParam(route.query, 'customer_id');
+      const customerId = customer.kind === 'one' ? customer.value : null;
       const digestError = verifyDigest(
         key,
         { digest, timestamp: header(facts.headers, 'x-timestamp'), customerId },
@@ -147,14 +149,4 @@ export function createPipeline(config: Config, replay: ReplayStore | null) {
       key,
     };
   };
-}
-
-/**
- * The single `customer_id` of a query string, decoded; null when absent, given twice, or not
- * decodable (any doubt is a refusal later on).
- */
-export function customerIdOf(query: string): string | null {
-  if (query === '' || !query.includes('customer_id=')) return null;
-  const values = new URLSearchParams(query).getAll('customer_id');
-  return values.length === 1 ? (values[0] ?? null) : null;
 }

@@ -180,6 +180,7 @@ export function loadConfig(configPath: string, options: LoadOptions = {}): Confi
       maxSockets: raw.upstream.max_sockets,
       healthPath: raw.upstream.health_path ?? null,
       engine: raw.upstream.engine,
+      underscoreHeaders: raw.upstream.underscore_headers,
     },
     trustedProxies,
     digest: { maxSkewS: raw.digest.max_skew_s, singleUse: raw.digest.single_use },
@@ -193,6 +194,7 @@ export function loadConfig(configPath: string, options: LoadOptions = {}): Confi
     shutdown: { delayS: raw.shutdown.delay_s, timeoutS: raw.shutdown.timeout_s },
     limits: {
       maxHeaderBytes: raw.limits.max_header_bytes,
+      maxHeaderCount: raw.limits.max_header_count,
       maxBodyBytes: raw.limits.max_body_bytes ?? null,
       headerTimeoutMs: raw.limits.header_timeout_ms,
       requestTimeoutMs: raw.limits.request_timeout_ms,

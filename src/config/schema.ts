@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isValidLeadId, LEAD_ID_RULE } from '../auth/lead-id.js';
 
 /**
  * The YAML shape of CONTRACT §2, as one zod schema: the source of the raw config type, of
@@ -67,6 +68,7 @@ export const configSchema = z.strictObject({
     max_sockets: positive.default(256),
     health_path: z.string().startsWith('/').optional(),
     engine: z.enum(['undici', 'http-proxy']).default('undici'),
+    underscore_headers: z.enum(['drop', 'pass']).default('drop'),
   }),
   client_ip: z
     .strictObject({ trusted_proxies: z.array(z.string()).default([]) })
@@ -111,6 +113,7 @@ export const configSchema = z.strictObject({
   limits: z
     .strictObject({
       max_header_bytes: positive.default(16_384),
+      max_header_count: positive.max(10_000).default(100),
       max_body_bytes: positive.optional(),
       header_timeout_ms: positive.default(10_000),
       request_timeout_ms: positive.default(60_000),
@@ -118,6 +121,7 @@ export const configSchema = z.strictObject({
     })
     .default({
       max_header_bytes: 16_384,
+      max_header_count: 100,
       header_timeout_ms: 10_000,
       request_timeout_ms: 60_000,
       keepalive_timeout_ms: 5_000,
@@ -132,5 +136,10 @@ export type RawConfig = z.infer<typeof configSchema>;
 export type RawKey = z.infer<typeof keySchema>;
 
 export const leadsFileSchema = z.strictObject({
-  leads: z.array(z.looseObject({ _id: z.string().min(1), customer_id: z.string().min(1) })),
+  leads: z.array(
+    z.looseObject({
+      _id: z.string().refine(isValidLeadId, { message: LEAD_ID_RULE }),
+      customer_id: z.string().min(1),
+    }),
+  ),
 });

@@ -54,6 +54,8 @@ export interface Config {
     readonly healthPath: string | null;
     /** The forwarding engine; chosen at start (a reload that changes it warns). */
     readonly engine: 'undici' | 'http-proxy';
+    /** Client headers whose name holds `_`: dropped (default, as nginx) or passed (reserved names never). */
+    readonly underscoreHeaders: 'drop' | 'pass';
   };
   readonly trustedProxies: IpMatcher;
   readonly digest: { readonly maxSkewS: number; readonly singleUse: boolean };
@@ -63,6 +65,8 @@ export interface Config {
   readonly shutdown: { readonly delayS: number; readonly timeoutS: number };
   readonly limits: {
     readonly maxHeaderBytes: number;
+    /** More headers than this: 431 (Node would otherwise drop the ones past 2,000 silently). */
+    readonly maxHeaderCount: number;
     readonly maxBodyBytes: number | null;
     readonly headerTimeoutMs: number;
     readonly requestTimeoutMs: number;

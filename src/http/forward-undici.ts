@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../auth/errors.js';
-import type { Forwarder, ForwardJob } from './forward.js';
+import type { Forwarder, ForwardHandle, ForwardJob } from './forward.js';
 import { downstreamHeaders } from './headers.js';
 
 /** Request headers undici sets itself or refuses; it frames the body from content-length or chunks. */
@@ -14,17 +14,22 @@ export interface UndiciForwarderOptions {
 }
 
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
 const HANDLER = Symbol('leadgate.forward');
 
 /** One forwarded request, as undici's dispatch handler: methods on a prototype, no closures. */
 class ForwardHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
   private done = false;
+  /** Our own timer for the response headers: undici's ticks in 500 ms steps. */
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly job: ForwardJob,
     private readonly started: bigint,
-  ) {}
+  ) {
+    this.timer = setTimeout(onHeadersTimeout, job.timeoutMs, this);
+  }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
@@ -40,6 +45,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       controller.abort(new Error('already answered'));
       return;
     }
+    clearTimeout(this.timer);
     const { job } = this;
     job.onUpstreamResponse(Number(process.hrtime.bigint() - this.started) / 1e9);
     job.res.writeHead(
@@ -61,6 +67,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    clearTimeout(this.timer);
     if (this.done) return;
     const { res } = this.job;
     if (res.headersSent || res.destroyed) {
@@ -71,13 +78,14 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     const code = (err as NodeJS.ErrnoException).code ?? '';
     this.fail(
       TIMEOUTS.has(code)
-        ? new GatewayError('upstream_timeout', 'the upstream did not answer in time')
+        ? upstreamTimeout()
         : new GatewayError('upstream_unavailable', `the upstream is unavailable (${code || 'error'})`),
     );
   }
 
   /** Answers with `error` (once) and stops the upstream request. */
   fail(error: GatewayError): void {
+    clearTimeout(this.timer);
     if (this.done) return;
     this.done = true;
     this.controller?.abort(error);
@@ -86,10 +94,15 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
   /** The client's response closed: if it did not finish, stop the upstream request too. */
   clientClosed(): void {
+    clearTimeout(this.timer);
     if (this.job.res.writableFinished) return;
     this.done = true;
     this.controller?.abort(new Error('client gone'));
   }
+}
+
+function onHeadersTimeout(handler: ForwardHandler): void {
+  handler.fail(upstreamTimeout());
 }
 
 function onResponseClose(this: ServerResponse & { [HANDLER]?: ForwardHandler }): void {
@@ -118,7 +131,7 @@ export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarde
   };
 
   return {
-    forward(job: ForwardJob): void {
+    forward(job: ForwardJob): ForwardHandle {
       const { req, res } = job;
       const handler = new ForwardHandler(job, process.hrtime.bigint());
       (res as ServerResponse & { [HANDLER]?: ForwardHandler })[HANDLER] = handler;
@@ -143,11 +156,13 @@ export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarde
           method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
           headers: requestHeaders(job.headers),
           body: hasBody ? req : null,
-          headersTimeout: job.timeoutMs,
+          // The header wait is the handler's own timer; this is only a backstop.
+          headersTimeout: job.timeoutMs + 1_000,
           bodyTimeout: job.timeoutMs,
         },
         handler,
       );
+      return handler;
     },
     close(): void {
       for (const pool of pools.values()) void pool.destroy();

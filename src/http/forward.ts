@@ -22,9 +22,15 @@ export interface ForwardJob {
   onError(error: GatewayError): void;
 }
 
+/** A request being forwarded. */
+export interface ForwardHandle {
+  /** Stops the upstream request and answers with `error` (once), or cuts the answer if it started. */
+  fail(error: GatewayError): void;
+}
+
 /** The forwarding engine behind one small interface, so engines can be measured and swapped. */
 export interface Forwarder {
-  forward(job: ForwardJob): void;
+  forward(job: ForwardJob): ForwardHandle;
   close(): void;
 }
 
@@ -49,6 +55,7 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
     if (state.failed) return;
     state.failed = error;
     if (state.timer) clearTimeout(state.timer);
+    state.proxyReq?.destroy();
     state.job.onError(error);
   };
 
@@ -89,7 +96,6 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
       inflight.set(job.req, state);
       state.timer = setTimeout(() => {
         fail(state, new GatewayError('upstream_timeout', 'the upstream did not answer in time'));
-        state.proxyReq?.destroy();
       }, job.timeoutMs);
       job.req.headers = job.headers as IncomingMessage['headers'];
       if (job.maxBodyBytes !== null) {
@@ -99,7 +105,6 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
           size += chunk.length;
           if (size > limit && !state.failed) {
             fail(state, new GatewayError('body_too_large', `the request body is larger than ${limit} bytes`));
-            state.proxyReq?.destroy();
           }
         });
       }
@@ -116,6 +121,7 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
           new GatewayError('upstream_unavailable', `the upstream is unavailable (${err.code ?? 'error'})`),
         );
       });
+      return { fail: (error) => fail(state, error) };
     },
     close() {
       proxy.close();

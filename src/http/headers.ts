@@ -2,10 +2,13 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Principal } from '../auth/pipeline.js';
 
 /**
- * Headers a client may not set on the upstream request: identity headers the gateway sets,
- * credentials the upstream has no use for, and hop-by-hop headers (RFC 9110 §7.6.1).
+ * Headers a client may not send on to the upstream: identity headers the gateway sets,
+ * credentials the upstream has no use for, forwarding headers the gateway writes, framing and
+ * hop-by-hop headers (RFC 9110 §7.6.1), and `expect` (the gateway answers 100-continue itself).
+ * A name is compared with `_` read as `-`: CGI, WSGI, Rack and PHP backends fold both into one
+ * variable, so `x_lead_id` or `transfer_encoding` would otherwise pass as the real thing.
  */
-const STRIPPED = new Set([
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'x-lead-id',
   'x-api-key-name',
   'x-api-key-access',
@@ -27,7 +30,22 @@ const STRIPPED = new Set([
   'te',
   'trailer',
   'upgrade',
+  'expect',
 ]);
+
+/** Framing headers: never sent in an `_` spelling (the real ones are set by the engine). */
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'host']);
+
+/** What to do with client headers whose name holds `_`: `drop` all (nginx's default) or `pass`. */
+export type UnderscorePolicy = 'drop' | 'pass';
+
+function dropped(name: string, underscores: UnderscorePolicy): boolean {
+  if (RESERVED_HEADERS.has(name)) return true;
+  if (!name.includes('_')) return false;
+  if (underscores === 'drop') return true;
+  const folded = name.replaceAll('_', '-');
+  return RESERVED_HEADERS.has(folded) || FRAMING.has(folded);
+}
 
 export interface HopFacts {
   readonly requestId: string;
@@ -35,6 +53,7 @@ export interface HopFacts {
   /** The peer is a trusted proxy: its X-Forwarded-For chain and proto are kept and extended. */
   readonly peerTrusted: boolean;
   readonly encrypted: boolean;
+  readonly underscores: UnderscorePolicy;
 }
 
 /** CONTRACT §5: what the upstream receives, from what the client sent. */
@@ -50,7 +69,7 @@ export function upstreamHeaders(
       ? new Set(connection.split(',').map((h) => h.trim().toLowerCase()))
       : null;
   for (const name in incoming) {
-    if (STRIPPED.has(name) || named?.has(name)) continue;
+    if (dropped(name, hop.underscores) || (named?.has(name) && !FRAMING.has(name))) continue;
     out[name] = incoming[name];
   }
   const peer = hop.peer ?? '';

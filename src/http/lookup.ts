@@ -1,6 +1,7 @@
 import { GatewayError } from '../auth/errors.js';
 import { signLeadToken } from '../auth/lead-token.js';
 import type { Principal } from '../auth/pipeline.js';
+import { queryParam } from '../auth/query.js';
 import type { Lead } from '../config/types.js';
 import type { LeadResolver, LookupContext } from '../leads/resolver.js';
 
@@ -34,15 +35,16 @@ export async function answerLookup(
     lead = await resolver.byId(proof.leadId, ctx);
     capExp = proof.exp;
   } else {
-    const params = new URLSearchParams(principal.query);
-    const customerIds = params.getAll('customer_id');
-    if (customerIds.length > 1) {
-      return new GatewayError('missing_customer_id', 'give the customer_id query parameter once');
+    const customer = queryParam(principal.query, 'customer_id');
+    if (customer.kind === 'invalid') {
+      return new GatewayError(
+        'missing_customer_id',
+        'customer_id must be given once, non-empty and percent-encoded UTF-8',
+      );
     }
-    const customerId = customerIds[0];
     lead =
-      customerId !== undefined && customerId !== ''
-        ? await resolver.byCustomerId(customerId, ctx)
+      customer.kind === 'one'
+        ? await resolver.byCustomerId(customer.value, ctx)
         : await resolver.byId(principal.lookupId ?? '', ctx);
   }
   if (lead === null) return new GatewayError('lead_not_found', 'no lead matches');

@@ -2,6 +2,7 @@ import http, { type Agent } from 'node:http';
 import https from 'node:https';
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../auth/errors.js';
+import { isValidLeadId, LEAD_ID_RULE } from '../auth/lead-id.js';
 import type { Lead } from '../config/types.js';
 import type { LeadResolver, LookupContext } from './resolver.js';
 
@@ -83,14 +84,10 @@ export function createUpstreamResolver(options: UpstreamResolverOptions): LeadRe
             return bad('malformed JSON');
           }
           const record = body as Record<string, unknown> | null;
-          if (
-            record === null ||
-            typeof record !== 'object' ||
-            typeof record._id !== 'string' ||
-            record._id === ''
-          ) {
+          if (record === null || typeof record !== 'object' || typeof record._id !== 'string') {
             return bad('no string _id in the JSON answer');
           }
+          if (!isValidLeadId(record._id)) return bad(`the _id is not a valid lead id (${LEAD_ID_RULE})`);
           resolve({ ...record, _id: record._id, customer_id: String(record.customer_id ?? '') } as Lead);
         });
       });

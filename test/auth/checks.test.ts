@@ -42,10 +42,10 @@ describe('source', () => {
 });
 
 describe('access', () => {
-  it('lets READ keys read only', () => {
+  it('lets READ keys read only (a plain OPTIONS too is refused; preflights never get here)', () => {
     const read = testKey({ access: 'READ' });
-    for (const m of ['GET', 'HEAD', 'OPTIONS']) expect(checkAccess(read, m)).toBeNull();
-    for (const m of ['POST', 'PUT', 'PATCH', 'DELETE'])
+    for (const m of ['GET', 'HEAD']) expect(checkAccess(read, m)).toBeNull();
+    for (const m of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'])
       expect(checkAccess(read, m)?.code).toBe('method_not_allowed');
   });
   it('lets WRITE keys use any method', () => {

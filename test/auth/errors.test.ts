@@ -9,7 +9,8 @@ function codesByStatus(markdown: string): Map<string, number> {
     const m = /^\|\s*([0-9]{3}(?:\s*\/\s*[0-9]{3})?)\s*\|(.*)\|\s*$/.exec(line);
     if (!m?.[1] || !m[2]) continue;
     const statuses = m[1].split('/').map((s) => Number(s.trim()));
-    const names = [...m[2].matchAll(/`([a-z_]+)`/g)].map((x) => x[1] ?? '');
+    // Remarks in parentheses name config fields and headers, not codes.
+    const names = [...m[2].replace(/\([^)]*\)/g, '').matchAll(/`([a-z_]+)`/g)].map((x) => x[1] ?? '');
     names.forEach((name, i) => {
       codes.set(name, statuses.length === names.length ? (statuses[i] ?? 0) : (statuses[0] ?? 0));
     });

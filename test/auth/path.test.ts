@@ -59,7 +59,35 @@ describe('routePath', () => {
       path: '/api/v2/merchant/leads/a%20b',
     });
     expect(routePath('/api/v2/merchant/leads/a/orders')).toMatchObject({ lookupId: null });
-    expect(routePath('/api/v2/merchant/leads/')).toMatchObject({ lookupId: null });
+    expect(routePath('/api/v2/merchant/leads')).toMatchObject({ lookupId: null });
+  });
+
+  it.each([
+    ['empty id', '/api/v2/merchant/leads/'],
+    ['trailing slash', '/api/v2/merchant/leads/lead-2/'],
+    ['upper case', '/api/v2/merchant/LEADS/x'],
+    ['encoded letter', '/api/v2/merchant/l%65ads/x'],
+    ['malformed escape', '/api/v2/merchant/leads/%ZZ'],
+    ['path parameter', '/api/v2/merchant/leads;v=1/x'],
+    ['encoded ";"', '/api/v2/merchant/leads/x%3Bv=1'],
+    ['overlong UTF-8', '/api/v2/merchant/leads/%c0%ae'],
+    ['fragment', '/api/v2/merchant/leads/x#y'],
+    ['non-ASCII byte', '/api/v2/merchant/leads/\u00e9'],
+    ['encoded tilde', '/api/v2/merchant/leads/%7Ex'],
+  ])('refuses every other spelling of the lookup route: %s', (_name, url) => {
+    expect(codeOf(url)).toBe('bad_path');
+  });
+
+  it.each([
+    ['path parameters out of the prefix', '/api/v2/merchant/..;/..;/internal/admin'],
+    ['backslash dot segments', '/api/v2/merchant\\..\\admin'],
+    ['path parameter in the prefix', '/api;x=1/v2/merchant/orders'],
+  ])('refuses %s with bad_path', (_name, url) => {
+    expect(codeOf(url)).toBe('bad_path');
+  });
+
+  it('keeps ids with encoded reserved characters and UTF-8', () => {
+    expect(routePath('/api/v2/merchant/leads/gid%3A7%20%C3%BC')).toMatchObject({ lookupId: 'gid:7 ü' });
   });
 });
 

@@ -167,7 +167,7 @@ describe.each(['undici', 'http-proxy'] as const)('forwarding engine %s', (engine
       expect(res.body.equals(body)).toBe(true);
     });
 
-    it('streams a chunked request body', async () => {
+    it('streams a chunked request body: the upstream has the first bytes before the client sends the last', async () => {
       const before = upstream.received.length;
       const chunks = [randomBytes(1000), randomBytes(70_000), randomBytes(3)];
       const status = await new Promise<number>((resolve, reject) => {
@@ -185,11 +185,14 @@ describe.each(['undici', 'http-proxy'] as const)('forwarding engine %s', (engine
           },
         );
         req.on('error', reject);
-        for (const c of chunks) req.write(c);
-        req.end();
+        const firstBytes = upstream.nextBodyBytes();
+        req.write(chunks[0]);
+        req.write(chunks[1]);
+        // The last chunk goes only once the upstream holds the first ones: streamed, not buffered.
+        void firstBytes.then(() => req.end(chunks[2]));
       });
       expect(status).toBe(200);
-      expect(upstream.received[before]?.headers['transfer-encoding']).toBe('chunked');
+      // Whole, whatever framing the engine chose (Node 22+ may frame an ended body by length).
       expect(upstream.received[before]?.body.equals(Buffer.concat(chunks))).toBe(true);
     });
 

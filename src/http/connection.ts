@@ -1,0 +1,151 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { GatewayError } from '../auth/errors.js';
+import { problemBody } from './problem.js';
+
+/** What the connection guard needs of a request in progress: a way to end it with an error. */
+export interface Exchange {
+  /** Answers this request with `error` if its answer has not started, else cuts it; then close. */
+  fail(error: GatewayError): void;
+}
+
+interface ConnectionState {
+  /** Answers started on this connection and not yet written. */
+  pending: number;
+  /** The latest request that had a body to come when it arrived (Node says `end` only later). */
+  receiving: { readonly req: IncomingMessage; readonly exchange: Exchange } | null;
+  /** A client error waiting for the earlier answers (RFC 9112 §9.3.2). */
+  deferred: GatewayError | null;
+  /** A client error was seen: the parser is done with this connection. */
+  errored: boolean;
+  /** The connection ends with a bounded close rather than a plain one. */
+  linger: boolean;
+}
+
+const STATE = Symbol('leadgate.connection');
+type Tracked = Socket & { [STATE]?: ConnectionState };
+
+export interface ConnectionGuardOptions {
+  /** After a refusal with an unread body, or a client error: how long the client has to read it. */
+  readonly lingerMs: number;
+  /** Counted once per client error answered. */
+  onClientError(error: GatewayError): void;
+}
+
+/**
+ * One HTTP/1.1 connection's order and end, for the API listener:
+ *
+ * - Answers go out in the order of the requests. Node queues the answers of pipelined requests
+ *   itself; the errors its parser raises (400, 408, 431) do not pass through that queue, so an
+ *   error for a later request waits here until every earlier answer is written, then closes.
+ * - An error about the request still being received (a bad chunk, a body that never ends) is that
+ *   request's own answer: it ends that request, never another one.
+ * - A connection whose request body is left unread, or whose parser gave up, is not read further:
+ *   the answer is flushed, the write side closed, reading stopped, and the socket destroyed after
+ *   `lingerMs` so the client can read the answer first. No body is drained without bound.
+ */
+export function createConnectionGuard(options: ConnectionGuardOptions) {
+  const stateOf = (socket: Tracked): ConnectionState => {
+    let state = socket[STATE];
+    if (state === undefined) {
+      state = { pending: 0, receiving: null, deferred: null, errored: false, linger: false };
+      socket[STATE] = state;
+      const plain = socket.destroySoon.bind(socket);
+      // Node ends a connection with destroySoon() after an answer that says `Connection: close`.
+      socket.destroySoon = () => (state?.linger ? lingerClose(socket, options.lingerMs) : plain());
+    }
+    return state;
+  };
+
+  const answered = (socket: Tracked, state: ConnectionState) => {
+    state.pending--;
+    if (state.pending === 0 && state.deferred !== null) {
+      const error = state.deferred;
+      state.deferred = null;
+      writeRaw(socket, error, options.lingerMs);
+    }
+  };
+
+  return {
+    /** A request arrived; `exchange` ends it early when the connection fails under it. */
+    begin(req: IncomingMessage, res: ServerResponse, exchange: Exchange): void {
+      const socket = req.socket as Tracked;
+      const state = stateOf(socket);
+      state.pending++;
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        answered(socket, state);
+      };
+      res.once('finish', finish);
+      res.once('close', finish);
+      if (!req.complete) state.receiving = { req, exchange };
+    },
+
+    /** This connection ends after the current answer, with a bounded close. */
+    closeAfter(res: ServerResponse, socket: Socket): void {
+      stateOf(socket as Tracked).linger = true;
+      if (!res.headersSent) res.setHeader('connection', 'close');
+    },
+
+    /** Node's `clientError`: a parse error, a header overflow or a request timeout. */
+    clientError(err: NodeJS.ErrnoException, socket: Tracked): void {
+      const state = stateOf(socket);
+      if (err.code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      if (state.errored) return;
+      state.errored = true;
+      state.linger = true;
+      const error = gatewayErrorOf(err);
+      options.onClientError(error);
+      const receiving = state.receiving;
+      if (receiving !== null && !receiving.req.complete) {
+        receiving.exchange.fail(error);
+      } else if (state.pending > 0) {
+        state.deferred = error;
+      } else {
+        writeRaw(socket, error, options.lingerMs);
+      }
+    },
+  };
+}
+
+export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
+
+function gatewayErrorOf(err: NodeJS.ErrnoException): GatewayError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new GatewayError('headers_too_large', 'the request headers are larger than allowed');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new GatewayError('request_timeout', 'the request was not received in time');
+    default:
+      return new GatewayError('bad_request', 'the request is not valid HTTP/1.1');
+  }
+}
+
+/** A problem written straight onto the socket (no request object exists), then a bounded close. */
+function writeRaw(socket: Socket, error: GatewayError, lingerMs: number): void {
+  if (socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = problemBody(error, 'none');
+  socket.write(
+    `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
+  );
+  lingerClose(socket, lingerMs);
+}
+
+/** Flush and close the write side, stop reading, destroy after `ms`. */
+function lingerClose(socket: Socket, ms: number): void {
+  if (socket.destroyed) return;
+  socket.pause();
+  socket.end();
+  const timer = setTimeout(() => socket.destroy(), ms);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { GatewayError } from '../auth/errors.js';
+import type { ApiKey } from '../config/types.js';
+import type { Logger } from '../observability/log.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { GatewayState } from '../state.js';
+import type { ConnectionGuard, Exchange as GuardedExchange } from './connection.js';
+import type { CorsHeaders } from './cors.js';
+import type { ForwardHandle } from './forward.js';
+import { writeProblem } from './problem.js';
+import { announcesBody } from './protocol.js';
+
+export type Kind = 'forward' | 'lookup' | 'preflight' | 'refused';
+
+export interface ExchangeDeps {
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly guard: ConnectionGuard;
+  readonly inflight: { count: number };
+}
+
+/**
+ * One request and its answer: the facts gathered on the way (key, kind, code, timings), the one
+ * place that answers with a problem, and the metrics and log line written when it closes.
+ */
+export class Exchange implements GuardedExchange {
+  readonly requestId = randomUUID();
+  readonly started = process.hrtime.bigint();
+  kind: Kind = 'refused';
+  code = 'ok';
+  key: ApiKey | null = null;
+  upstreamSeconds: number | null = null;
+  forwarding: ForwardHandle | null = null;
+  /** Kept: Node detaches the socket from the request and response once answered. */
+  readonly socket: Socket;
+
+  constructor(
+    private readonly deps: ExchangeDeps,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly state: GatewayState,
+  ) {
+    this.socket = req.socket;
+    deps.inflight.count++;
+    deps.metrics.inflight.inc();
+    res.once('close', () => this.closed());
+  }
+
+  /** True once an answer has started (or the connection is gone): nothing more may be written. */
+  get answered(): boolean {
+    return this.res.headersSent || this.res.destroyed;
+  }
+
+  /** Answers with a problem. A body the client still sends is not read: the connection ends. */
+  refuse(
+    error: GatewayError,
+    cors: CorsHeaders = this.state.cors.grant(this.req.headers.origin, this.key),
+  ): void {
+    this.code = error.code;
+    this.kind = 'refused';
+    if (this.answered) {
+      this.res.destroy();
+      return;
+    }
+    this.leaveBody();
+    writeProblem(this.res, error, this.requestId, cors);
+  }
+
+  /** Answered in place: a body the client is still sending is not read, the connection ends. */
+  leaveBody(): void {
+    if (announcesBody(this.req) && !this.req.complete) this.closeAfter();
+  }
+
+  /** This answer is the connection's last; the close is bounded (see connection.ts). */
+  closeAfter(): void {
+    this.deps.guard.closeAfter(this.res, this.socket);
+  }
+
+  /** The connection failed under this request (bad chunk, body too slow): end it with `error`. */
+  fail(error: GatewayError): void {
+    this.closeAfter();
+    if (this.forwarding !== null) this.forwarding.fail(error);
+    else this.refuse(error);
+  }
+
+  /** A throw nobody expected: this request's 500, logged; the gateway serves on. */
+  unexpected(err: unknown): void {
+    this.deps.logger.error(
+      { request_id: this.requestId, err: err instanceof Error ? err.name : 'unknown' },
+      'unexpected error while serving a request',
+    );
+    if (this.forwarding !== null) this.forwarding.fail(internal);
+    else this.refuse(internal);
+  }
+
+  private closed(): void {
+    const { deps, res, req } = this;
+    deps.inflight.count--;
+    deps.metrics.inflight.dec();
+    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
+    const status = res.writableFinished ? res.statusCode : 499;
+    if (!res.writableFinished && this.code === 'ok') this.code = 'client_closed';
+    deps.metrics.requests.inc({ status: String(status), code: this.code, key: this.key?.name ?? '' });
+    deps.metrics.requestDuration.observe({ kind: this.kind }, seconds);
+    const logged = this.state.config.log.requests;
+    if (logged === 'none' || (logged === 'errors' && status < 400)) return;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const line = {
+      request_id: this.requestId,
+      method: req.method,
+      path: q === -1 ? url : url.slice(0, q),
+      status,
+      key_name: this.key?.name,
+      code: this.code,
+      duration_ms: Math.round(seconds * 1e6) / 1e3,
+      upstream_ms: this.upstreamSeconds === null ? undefined : Math.round(this.upstreamSeconds * 1e6) / 1e3,
+    };
+    if (status >= 500) deps.logger.error(line, 'request');
+    else deps.logger.info(line, 'request');
+  }
+}
+
+const internal = new GatewayError('internal_error', 'the gateway failed to serve this request');
