@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { createHttpProxyForwarder } from '../src/http/forward.js';
+import { createHttpProxyForwarder } from '../src/http/forward-http-proxy.js';
 import { createUndiciForwarder } from '../src/http/forward-undici.js';
 
 /**

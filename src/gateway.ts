@@ -6,7 +6,7 @@ import type { Config } from './config/types.js';
 import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
 import { createAdminHandler } from './http/admin.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
-import { createHttpProxyForwarder } from './http/forward.js';
+import type { Forwarder } from './http/forward.js';
 import { createUndiciForwarder } from './http/forward-undici.js';
 import { createRequestHandler, type Lifecycle } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
@@ -57,13 +57,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   let state: GatewayState = buildState(config, shared);
   const lifecycle: Lifecycle = { draining: false, stopped: false };
   const inflight = { count: 0 };
-  const forwarder =
-    config.upstream.engine === 'undici'
-      ? createUndiciForwarder({
-          connections: config.upstream.maxSockets,
-          connectTimeoutMs: config.upstream.connectTimeoutMs,
-        })
-      : createHttpProxyForwarder(agent);
+  const forwarder = await createForwarder(config.upstream, agent);
   let health: UpstreamHealth | null = null;
 
   const markLoaded = (c: Config) => {
@@ -222,6 +216,18 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+/** The configured engine; http-proxy is imported only when chosen (see forward-http-proxy.ts). */
+async function createForwarder(upstream: Config['upstream'], agent: http.Agent): Promise<Forwarder> {
+  if (upstream.engine === 'undici') {
+    return createUndiciForwarder({
+      connections: upstream.maxSockets,
+      connectTimeoutMs: upstream.connectTimeoutMs,
+    });
+  }
+  const { createHttpProxyForwarder } = await import('./http/forward-http-proxy.js');
+  return createHttpProxyForwarder(agent);
+}
+
 /** How long a connection that is closed on the client mid-body may still take to read our answer. */
 const LINGER_MS = 1_000;
 
@@ -249,5 +255,6 @@ function createApiServer(
   api.maxHeadersCount = limits.maxHeaderCount + 1;
   api.on('checkContinue', handler);
   api.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => guard.clientError(err, socket));
+  api.on('connect', (_req: http.IncomingMessage, socket: Socket) => guard.refuseTunnel(socket));
   return api;
 }

@@ -89,6 +89,15 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       if (!res.headersSent) res.setHeader('connection', 'close');
     },
 
+    /** CONNECT: no tunnels here. A 400 rather than Node's silent close. */
+    refuseTunnel(socket: Socket): void {
+      const state = stateOf(socket as Tracked);
+      state.errored = true;
+      const error = new GatewayError('bad_request', 'CONNECT is not served: this is not a forward proxy');
+      options.onClientError(error);
+      writeRaw(socket, error, options.lingerMs);
+    },
+
     /** Node's `clientError`: a parse error, a header overflow or a request timeout. */
     clientError(err: NodeJS.ErrnoException, socket: Tracked): void {
       const state = stateOf(socket);

@@ -1,4 +1,4 @@
-import { createSecretKey } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/auth/errors.js';
@@ -18,6 +18,12 @@ const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base
 // Issued at the frozen clock unless the payload says otherwise (jsonwebtoken would use the real one).
 const sign = (payload: object, options: jwt.SignOptions = {}, secret: string = SECRET) =>
   jwt.sign({ iat: NOW, ...payload }, secret, { algorithm: 'HS256', ...options });
+
+/** Signs any header and claims as given, with HS256 over the test secret (no library checks). */
+const signRaw = (header: object, payload: object) => {
+  const input = `${b64(header)}.${b64(payload)}`;
+  return `${input}.${createHmac('sha256', SECRET).update(input).digest('base64url')}`;
+};
 
 describe.each([
   ['with cache', 1000],
@@ -59,8 +65,38 @@ describe.each([
       },
     ],
     ['a future nbf', () => sign({ lead_id: 'lead-1', exp: NOW + 600, nbf: NOW + 300 })],
+    ['an iat ten minutes ahead', () => sign({ lead_id: 'lead-1', iat: NOW + 600, exp: NOW + 900 })],
+    ['an iat just past the skew', () => sign({ lead_id: 'lead-1', iat: NOW + 61, exp: NOW + 900 })],
+    ['an nbf just past the skew', () => sign({ lead_id: 'lead-1', nbf: NOW + 61, exp: NOW + 900 })],
+    ['a string iat', () => signRaw({ alg: 'HS256' }, { lead_id: 'lead-1', iat: 'now', exp: NOW + 900 })],
+    [
+      'a crit header',
+      () =>
+        sign(
+          { lead_id: 'lead-1', exp: NOW + 60 },
+          { header: { alg: 'HS256', crit: ['exp'] } as jwt.JwtHeader },
+        ),
+    ],
+    [
+      'b64: false',
+      () =>
+        sign({ lead_id: 'lead-1', exp: NOW + 60 }, { header: { alg: 'HS256', b64: false } as jwt.JwtHeader }),
+    ],
+    ['a lead_id with CR LF', () => sign({ lead_id: 'lead-1\r\nx-evil: 1', exp: NOW + 60 })],
+    ['a lead_id of blanks', () => sign({ lead_id: '   ', exp: NOW + 60 })],
+    ['a lead_id with a space', () => sign({ lead_id: 'lead 1', exp: NOW + 60 })],
+    ['a lead_id beyond ASCII', () => sign({ lead_id: 'lead-\u00e9', exp: NOW + 60 })],
+    ['a lead_id of 129 characters', () => sign({ lead_id: 'x'.repeat(129), exp: NOW + 60 })],
   ])('refuses %s as invalid_lead_token', (_name, make) => {
     expect(codeOf(make())).toBe('invalid_lead_token');
+  });
+
+  it('allows iat and nbf up to the skew ahead (a signer whose clock runs fast)', () => {
+    expect(codeOf(sign({ lead_id: 'lead-1', iat: NOW + 60, nbf: NOW + 60, exp: NOW + 900 }))).toBe('lead-1');
+  });
+
+  it('accepts a lead id of 128 visible ASCII characters', () => {
+    expect(codeOf(sign({ lead_id: '!'.repeat(128), exp: NOW + 60 }))).toBe('!'.repeat(128));
   });
 
   it('refuses an expired token as expired_lead_token', () => {

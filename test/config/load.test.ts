@@ -146,4 +146,20 @@ ${KEY}${KEY}${KEY.replace('name: web', 'name: other')}`;
     expect(out).toMatch(/leads\.yaml:3: leads\.1\._id: duplicate _id "a"/);
     expect(out).toMatch(/leads\.yaml:4: leads\.2\._id/);
   });
+
+  it.each([
+    ['a space', '"lead 1"'],
+    ['blanks', '"   "'],
+    ['a line break', '"lead-1\\r\\nx: y"'],
+    ['a character beyond ASCII', '"lead-\u00e9"'],
+    ['129 characters', `"${'a'.repeat(129)}"`],
+  ])('refuses a lead record whose _id holds %s, at its line', (_name, id) => {
+    const out = problems(
+      write({
+        'gateway.yaml': `${BASE}keys:\n${KEY}`,
+        'leads.yaml': `leads:\n  - { _id: ok, customer_id: c }\n  - { _id: ${id}, customer_id: d }\n`,
+      }),
+    ).join('\n');
+    expect(out).toMatch(/leads\.yaml:3: leads\.1\._id: a lead id is 1-128 visible ASCII/);
+  });
 });

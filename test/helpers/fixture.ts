@@ -33,6 +33,8 @@ export function writeConfig(opts: {
   leads?: string | null;
   timeoutMs?: number;
   engine?: 'undici' | 'http-proxy';
+  /** More fields of the `upstream:` map, e.g. `underscore_headers: pass`. */
+  upstreamFields?: string;
 }): string {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-test-'));
   const file = join(dir, 'gateway.yaml');
@@ -41,7 +43,7 @@ export function writeConfig(opts: {
     file,
     `listen: { host: 127.0.0.1, port: 0 }
 admin: { host: 127.0.0.1, port: 0 }
-upstream: { url: "${opts.upstream}", timeout_ms: ${opts.timeoutMs ?? 2000}, engine: ${opts.engine ?? 'undici'} }
+upstream: { url: "${opts.upstream}", timeout_ms: ${opts.timeoutMs ?? 2000}, engine: ${opts.engine ?? 'undici'}${opts.upstreamFields ? `, ${opts.upstreamFields}` : ''} }
 shutdown: { delay_s: 0, timeout_s: 2 }
 ${opts.extra ?? ''}
 ${opts.keys ?? keysYaml()}`,

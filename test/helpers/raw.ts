@@ -71,7 +71,7 @@ export interface RawResponse {
 }
 
 /** Splits what a server sent into its whole responses (framed by content-length; interim 1xx kept). */
-export function responses(text: string): RawResponse[] {
+export function responses(text: string, opts: { head?: boolean } = {}): RawResponse[] {
   const out: RawResponse[] = [];
   let rest = text;
   while (rest.startsWith('HTTP/1.')) {
@@ -83,8 +83,9 @@ export function responses(text: string): RawResponse[] {
       const colon = line.indexOf(':');
       headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
     }
-    const framed =
-      headers['transfer-encoding'] === 'chunked'
+    const framed = opts.head
+      ? { body: '', next: end + 4 }
+      : headers['transfer-encoding'] === 'chunked'
         ? unchunk(rest, end + 4)
         : {
             body: rest.slice(end + 4, end + 4 + Number(headers['content-length'] ?? 0)),

@@ -332,6 +332,14 @@ describe.each(['undici', 'http-proxy'] as const)('hardening on %s', (engine) => 
       expect(r.reached).toHaveLength(0);
     });
 
+    it('answers CONNECT with 400 and closes', async () => {
+      const r = await send([request('CONNECT 127.0.0.1:22 HTTP/1.1', [...server])]);
+      expect(r.answers[0]?.status).toBe(400);
+      expect(JSON.parse(r.answers[0]?.body ?? '{}').code).toBe('bad_request');
+      expect(r.closed).toBe(true);
+      expect(r.reached).toHaveLength(0);
+    });
+
     it('answers an Upgrade request with a second request behind it, then closes', async () => {
       const r = await send(
         [
@@ -367,6 +375,38 @@ describe.each(['undici', 'http-proxy'] as const)('hardening on %s', (engine) => 
     } finally {
       await g.close();
       await slow.close();
+    }
+  });
+});
+
+describe('underscore_headers: pass', () => {
+  it('passes underscore headers, but never a reserved or framing name in that spelling', async () => {
+    const upstream = await startRecordingUpstream();
+    const gw = await startTestGateway(
+      writeConfig({ upstream: upstream.url, upstreamFields: 'underscore_headers: pass' }),
+    );
+    try {
+      const r = await raw(
+        gw.apiPort,
+        [
+          request('GET /api/v2/merchant/orders HTTP/1.1', [
+            ...server,
+            ['x_custom', 'passed'],
+            ['x_lead_id', 'lead-evil'],
+            ['X_Forwarded_For', '6.6.6.6'],
+            ['transfer_encoding', 'chunked'],
+            ['content_length', '5'],
+          ]),
+        ],
+        { until: (t) => responses(t).length >= 1 },
+      );
+      expect(responses(r.text)[0]?.status).toBe(200);
+      const h = upstream.arrived[0]?.headers ?? {};
+      expect(h.x_custom).toBe('passed');
+      expect(Object.keys(h).filter((n) => n.includes('_'))).toEqual(['x_custom']);
+    } finally {
+      await gw.close();
+      await upstream.close();
     }
   });
 });

@@ -111,6 +111,8 @@ describe('lookup rows of CONTRACT §4', () => {
     expect(byId.json<LookupBody>().lead._id).toBe('lead-3');
     const token = jwt.verify(byId.json<LookupBody>().lead_token, KEYS.server.secret) as jwt.JwtPayload;
     expect(token.lead_id).toBe('lead-3');
+    const undecodable = await ask(gw.apiPort, { path: `${lookupPath()}?customer_id=%FF`, headers: server });
+    expect([undecodable.status, undecodable.json().code]).toEqual([400, 'missing_customer_id']);
   });
 
   it('no credential, WRITE key: by :id', async () => {
@@ -198,6 +200,19 @@ describe('digest refusals over HTTP', () => {
     [
       'customer_id twice',
       () => [`${lookupPath('cust-1')}&customer_id=cust-1`, digestHeaders('cust-1')],
+      400,
+      'missing_customer_id',
+    ],
+    [
+      // A digest over U+FFFD would match if %FF were decoded leniently.
+      'an undecodable customer_id',
+      () => [`${lookupPath()}?customer_id=%FF`, digestHeaders('\uFFFD')],
+      400,
+      'missing_customer_id',
+    ],
+    [
+      'an empty customer_id',
+      () => [`${lookupPath()}?customer_id=`, digestHeaders('')],
       400,
       'missing_customer_id',
     ],

@@ -120,6 +120,19 @@ describe('upstream lead resolver, against a real backend', () => {
     backend.behave((_req, res) => res.writeHead(500).end());
     expect((await lookup('fresh-1')).status).toBe(502);
 
+    // A record whose _id could not travel as x-lead-id: never minted into a token.
+    for (const id of ['lead 1', 'lead-1\r\nx: y', '   ', 'lead-\u00e9']) {
+      backend.behave((_req, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ _id: id, customer_id: 'fresh-1' })),
+      );
+      const refused = await lookup('fresh-1');
+      expect([refused.status, refused.json().code]).toEqual([502, 'upstream_unavailable']);
+      expect(refused.text).not.toContain('lead_token');
+    }
+    expect(gw.logs.text).toMatch(/not a valid lead id/);
+
     backend.behave((_req, res) => {
       setTimeout(() => res.writeHead(404).end(), 1000).unref();
     });

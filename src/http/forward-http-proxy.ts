@@ -1,0 +1,105 @@
+import type { Agent, IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import httpProxy from 'http-proxy';
+import { GatewayError } from '../auth/errors.js';
+import type { Forwarder, ForwardJob } from './forward.js';
+import { downstreamHeaders } from './headers.js';
+
+interface InFlight {
+  readonly job: ForwardJob;
+  readonly started: bigint;
+  timer: NodeJS.Timeout | null;
+  proxyReq: { destroy(error?: Error): unknown } | null;
+  failed: GatewayError | null;
+}
+
+/**
+ * The alternative engine (`upstream.engine: http-proxy`), loaded only when configured: http-proxy
+ * has had no release since 2020 and calls `util._extend`, which Node 22+ reports once per process
+ * as DEP0060. The default engine (undici) never loads it.
+ *
+ * `http-proxy` with a keep-alive agent (without one it closes every upstream connection).
+ * Bodies stream both ways untouched. Upstream refused or reset → 502, no response headers within
+ * `timeoutMs` → 504, a client that goes away aborts the upstream request.
+ */
+export function createHttpProxyForwarder(agent: Agent): Forwarder {
+  const proxy = httpProxy.createProxyServer({ agent, xfwd: false, changeOrigin: false, ws: false });
+  const inflight = new WeakMap<IncomingMessage, InFlight>();
+
+  const fail = (state: InFlight, error: GatewayError) => {
+    if (state.failed) return;
+    state.failed = error;
+    if (state.timer) clearTimeout(state.timer);
+    state.proxyReq?.destroy();
+    state.job.onError(error);
+  };
+
+  proxy.on('proxyReq', (proxyReq, req) => {
+    const state = inflight.get(req);
+    if (!state) return;
+    state.proxyReq = proxyReq;
+    if (state.failed) proxyReq.destroy();
+  });
+  proxy.on('proxyRes', (proxyRes, req, res) => {
+    const state = inflight.get(req);
+    if (!state) return;
+    if (state.timer) clearTimeout(state.timer);
+    state.timer = null;
+    state.job.onUpstreamResponse(Number(process.hrtime.bigint() - state.started) / 1e9);
+    proxyRes.headers = downstreamHeaders(
+      proxyRes.headers,
+      state.job.responseHeaders,
+      res.getHeader('connection'),
+    );
+    // An upstream that dies mid-body: end the client's response too, never crash.
+    proxyRes.on('error', () => res.destroy());
+    proxyRes.on('aborted', () => res.destroy());
+  });
+  proxy.on('econnreset', () => {
+    // The client went away first; http-proxy aborts the upstream request itself.
+  });
+
+  return {
+    forward(job) {
+      const state: InFlight = {
+        job,
+        started: process.hrtime.bigint(),
+        timer: null,
+        proxyReq: null,
+        failed: null,
+      };
+      inflight.set(job.req, state);
+      state.timer = setTimeout(() => {
+        fail(state, new GatewayError('upstream_timeout', 'the upstream did not answer in time'));
+      }, job.timeoutMs);
+      job.req.headers = job.headers as IncomingMessage['headers'];
+      if (job.maxBodyBytes !== null) {
+        const limit = job.maxBodyBytes;
+        let size = 0;
+        job.req.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limit && !state.failed) {
+            fail(state, new GatewayError('body_too_large', `the request body is larger than ${limit} bytes`));
+          }
+        });
+      }
+      job.res.on('close', () => {
+        if (state.timer) clearTimeout(state.timer);
+        if (!job.res.writableFinished) state.proxyReq?.destroy();
+      });
+      proxy.web(job.req, job.res, { target: job.target.href }, (err: NodeJS.ErrnoException) => {
+        if (state.failed) return;
+        const socket = job.req.socket as Socket;
+        if (socket.destroyed) return; // the client left; nothing to answer
+        fail(
+          state,
+          new GatewayError('upstream_unavailable', `the upstream is unavailable (${err.code ?? 'error'})`),
+        );
+      });
+      return { fail: (error) => fail(state, error) };
+    },
+    close() {
+      proxy.close();
+    },
+  };
+}
