@@ -7,7 +7,8 @@
 #
 # Offline builds (no registry inside the build, as on CI here): put dist/ and production
 # node_modules/ in the context and pass --build-arg COMPILED=prebuilt (scripts/verify-image.sh).
-ARG NODE_IMAGE=node:22-bookworm-slim
+# The active LTS line, the one CI tests (scripts/node-line.sh pins the same line).
+ARG NODE_IMAGE=node:26-bookworm-slim
 ARG COMPILED=build
 
 FROM ${NODE_IMAGE} AS build

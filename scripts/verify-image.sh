@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Dockerfile with buildah (no Docker engine here), runs the image's own entrypoint as
 # its own user, and serves one request through it. No registry is reachable from the build, so:
-#   - the base image is made locally from this machine's node binary and the libraries it links;
+#   - the base image is made locally from the shipped Node line (the pinned 26.x that
+#     scripts/node-line.sh fetches; the Dockerfile's node:26 image) and the libraries it links;
 #   - the build takes the Dockerfile's `prebuilt` path (dist/ and production node_modules/
 #     made on the host) instead of `RUN npm ci`.
 # Needs root and buildah (Debian: apt-get install buildah). CI=true makes their absence an error.
@@ -25,11 +26,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== base image from $(command -v node) ($(node --version))"
+node_bin=$(scripts/node-line.sh 26)
+export PATH="$(dirname "$node_bin"):$PATH"
+echo "== base image from $node_bin ($(node --version))"
 rootfs="$work/rootfs"
 mkdir -p "$rootfs"/{usr/local/bin,etc,tmp} && chmod 1777 "$rootfs/tmp"
-cp "$(readlink -f "$(command -v node)")" "$rootfs/usr/local/bin/node"
-for lib in $(ldd "$(command -v node)" | grep -o '/[^ ]*'); do
+cp "$(readlink -f "$node_bin")" "$rootfs/usr/local/bin/node"
+for lib in $(ldd "$node_bin" | grep -o '/[^ ]*'); do
   mkdir -p "$rootfs$(dirname "$lib")"; cp -L "$lib" "$rootfs$lib"
 done
 printf 'root:x:0:0:root:/root:/sbin/nologin\nnode:x:1000:1000:node:/home/node:/sbin/nologin\n' > "$rootfs/etc/passwd"
