@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createMemoryReplayStore } from './auth/replay.js';
-import { ConfigError, formatProblem, loadConfig } from './config/load.js';
+import { formatProblem, loadConfig } from './config/load.js';
+import { createConfigReloader, type ReloadReport, type ReloadResult } from './config/reload.js';
 import type { Config } from './config/types.js';
 import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
 import { createAdminHandler } from './http/admin.js';
@@ -29,8 +30,11 @@ export interface Gateway {
   readonly adminPort: number;
   readonly metrics: Metrics;
   readonly config: () => Config;
-  /** Loads the config again; a config that fails validation is refused and the old one serves. */
-  reload(reason: string): 'ok' | 'unchanged' | 'failed';
+  /**
+   * Loads the config again off the event loop; a config that fails validation is refused and the
+   * old one serves. Calls during a reload coalesce into one more.
+   */
+  reload(cause: string): Promise<ReloadResult>;
   /** SIGTERM semantics: not ready at once, serve `delay_s`, stop accepting, finish in-flight. */
   drain(): Promise<void>;
   /** Closes everything at once. */
@@ -108,39 +112,26 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const adminPort = (admin.address() as AddressInfo).port;
 
   let watcher: ConfigWatcher | null = null;
-  const reload = (reason: string): 'ok' | 'unchanged' | 'failed' => {
-    let next: Config;
-    try {
-      next = loadConfig(options.configPath, { env });
-    } catch (err) {
-      metrics.reloads.inc({ result: 'failed' });
-      const problems = err instanceof ConfigError ? err.problems.map(formatProblem) : [String(err)];
-      logger.error({ reason, problems }, 'config reload refused; the previous config keeps serving');
-      return 'failed';
-    }
-    if (next.hash === state.config.hash) {
-      watcher?.update(next.watchedFiles);
-      return 'unchanged';
-    }
+  const apply = (next: Config) => {
     const previous = state;
     state = buildState(next, shared);
     previous.resolver.close();
     watcher?.update(next.watchedFiles);
     markLoaded(next);
-    metrics.reloads.inc({ result: 'ok' });
-    const moved =
-      next.listen.port !== previous.config.listen.port ||
-      next.listen.host !== previous.config.listen.host ||
-      next.admin.port !== previous.config.admin.port ||
-      next.admin.host !== previous.config.admin.host ||
-      next.upstream.engine !== previous.config.upstream.engine;
-    logger.info({ reason, keys: next.keys.size, hash: next.hash.slice(0, 16) }, 'config reloaded');
-    if (moved)
+    if (restartNeeded(previous.config, next)) {
       logger.warn('listen/admin addresses or upstream.engine changed: they take effect at the next restart');
-    return 'ok';
+    }
   };
+  const reloader = createConfigReloader({
+    path: options.configPath,
+    env,
+    current: () => state.config,
+    apply,
+    report: (r) => reportReload(r, metrics, logger),
+  });
+  const reload = (cause: string) => reloader.reload(cause);
   if (options.watch !== false) {
-    watcher = createConfigWatcher(config.watchedFiles, () => reload('file change'));
+    watcher = createConfigWatcher(config.watchedFiles, () => void reload('file'));
   }
 
   const closeAll = async () => {
@@ -183,6 +174,37 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     close: closeAll,
   };
+}
+
+/** Whether `next` changes what only a restart applies. */
+function restartNeeded(previous: Config, next: Config): boolean {
+  return (
+    next.listen.port !== previous.listen.port ||
+    next.listen.host !== previous.listen.host ||
+    next.admin.port !== previous.admin.port ||
+    next.admin.host !== previous.admin.host ||
+    next.upstream.engine !== previous.upstream.engine
+  );
+}
+
+/** One log line per reload attempt, with its cause, result and duration; and the metrics. */
+function reportReload(r: ReloadReport, metrics: Metrics, logger: Logger): void {
+  metrics.reloads.inc({ result: r.result });
+  metrics.reloadDuration.observe({ result: r.result }, r.seconds);
+  const line = { cause: r.cause, result: r.result, duration_ms: Math.round(r.seconds * 1000) };
+  if (r.result === 'failed') {
+    logger.error(
+      { ...line, problems: r.problems.map(formatProblem) },
+      'config reload refused; the previous config keeps serving',
+    );
+  } else if (r.config !== null) {
+    // `recovered`: the attempt before this one failed; this config is good again.
+    const recovered = r.recovered ? { recovered: true } : {};
+    const summary = { keys: r.config.keys.size, hash: r.config.hash.slice(0, 16) };
+    logger.info({ ...line, ...recovered, ...summary }, 'config reloaded');
+  } else {
+    logger.info(line, 'config unchanged');
+  }
 }
 
 function listen(server: http.Server, host: string, port: number): Promise<void> {

@@ -10,7 +10,9 @@ import { runToken } from './cli/token.js';
 const USAGE = `leadgate: auth sidecar for the Merchant API
 
   leadgate serve    [--config PATH]     run the gateway (PATH: $LEADGATE_CONFIG, then config/gateway.yaml)
-  leadgate check    [--config PATH]     validate a config; exit 1 listing every problem
+  leadgate check    [--config PATH] [--strict]
+                                        validate a config; exit 1 listing every problem
+                                        (--strict: warnings such as placeholder secrets too)
   leadgate digest   --customer-id ID [--timestamp T]
                                         print x-timestamp and x-leaddigest ($LEADGATE_SIGNING_SECRET)
   leadgate token    --lead-id ID [--ttl SECONDS]

@@ -2,19 +2,23 @@ import { parseArgs } from 'node:util';
 
 export class UsageError extends Error {}
 
-/** parseArgs with string options only; unknown options and stray words are usage errors. */
+/** parseArgs with string options (and `flags`); unknown options and stray words are usage errors. */
 export function parseOptions<K extends string>(
   args: string[],
   names: readonly K[],
-): Partial<Record<K, string>> {
+  flags: readonly string[] = [],
+): Partial<Record<K, string>> & Record<string, string | boolean | undefined> {
   try {
     const { values } = parseArgs({
       args,
-      options: Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
+      options: {
+        ...Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
+        ...Object.fromEntries(flags.map((n) => [n, { type: 'boolean' as const }])),
+      },
       strict: true,
       allowPositionals: false,
     });
-    return values as Partial<Record<K, string>>;
+    return values as Partial<Record<K, string>> & Record<string, string | boolean | undefined>;
   } catch (err) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }

@@ -1,18 +1,29 @@
 import { ConfigError, formatProblem, loadConfig } from '../config/load.js';
 import { configPathFrom, guarded, parseOptions } from './args.js';
 
-/** `leadgate check`: exit 0 with a summary, or exit 1 listing every problem with file and line. */
+/**
+ * `leadgate check [--strict]`: exit 0 with a summary, or exit 1 listing every problem with file
+ * and line. Warnings (placeholder or short secrets) are listed and pass, unless `--strict`.
+ */
 export function runCheck(args: string[]): Promise<number> {
   return guarded(() => {
-    const { config: option } = parseOptions(args, ['config']);
-    const path = configPathFrom(option);
+    const options = parseOptions(args, ['config'], ['strict']);
+    const path = configPathFrom(options.config);
+    const strict = options.strict === true;
     try {
       const config = loadConfig(path);
+      for (const w of config.warnings)
+        process.stderr.write(`${strict ? '' : 'warning: '}${formatProblem(w)}\n`);
+      if (strict && config.warnings.length > 0) {
+        process.stderr.write(`${config.warnings.length} problem(s) found (--strict: warnings count)\n`);
+        return 1;
+      }
       const leads =
         config.leads.kind === 'file'
           ? `${config.leads.records.length} leads from file`
           : 'leads from upstream';
-      process.stdout.write(`${config.file}: ok (${config.keys.size} keys, ${leads})\n`);
+      const warned = config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : '';
+      process.stdout.write(`${config.file}: ok (${config.keys.size} keys, ${leads}${warned})\n`);
       return 0;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;

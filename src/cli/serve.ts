@@ -33,7 +33,7 @@ export function runServe(args: string[]): Promise<number> {
       flushLogger(logger);
       process.exit(70);
     });
-    process.on('SIGHUP', () => gateway.reload('SIGHUP'));
+    process.on('SIGHUP', () => void gateway.reload('sighup'));
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
       if (stopping) {

@@ -1,176 +1,149 @@
 import { createHash, createSecretKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { type Document, LineCounter, parseDocument, visit } from 'yaml';
 import { createIpMatcher, parseRange, type Range } from '../net/ip.js';
+import { describeIssues, substituteEnv } from './issues.js';
+import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
 import { configSchema, leadsFileSchema, type RawConfig, type RawKey } from './schema.js';
 import type { ApiKey, Config, Lead, LeadsConfig } from './types.js';
+import { readYaml } from './yaml.js';
 
-/** One problem of a config, placed at a file and line so an operator can go straight to it. */
-export interface ConfigProblem {
-  readonly file: string;
-  readonly line: number | null;
-  readonly field: string;
-  readonly message: string;
-}
-
-export class ConfigError extends Error {
-  readonly problems: readonly ConfigProblem[];
-  constructor(problems: readonly ConfigProblem[]) {
-    super(problems.map(formatProblem).join('\n'));
-    this.name = 'ConfigError';
-    this.problems = problems;
-  }
-}
-
-export function formatProblem(p: ConfigProblem): string {
-  const where = p.line === null ? p.file : `${p.file}:${p.line}`;
-  return p.field ? `${where}: ${p.field}: ${p.message}` : `${where}: ${p.message}`;
-}
-
-type Path = ReadonlyArray<string | number>;
-
-/** A parsed YAML file that can say on which line a value stands. */
-class YamlSource {
-  readonly doc: Document.Parsed;
-  private readonly lines = new LineCounter();
-  readonly problems: ConfigProblem[] = [];
-
-  constructor(
-    readonly file: string,
-    text: string,
-  ) {
-    this.doc = parseDocument(text, { lineCounter: this.lines, prettyErrors: false, uniqueKeys: true });
-    for (const err of this.doc.errors) {
-      this.problems.push({
-        file,
-        line: this.lines.linePos(err.pos[0]).line,
-        field: '',
-        message: err.message.split('\n')[0] ?? 'YAML syntax error',
-      });
-    }
-  }
-
-  lineOf(path: Path): number | null {
-    for (let n = path.length; n >= 0; n--) {
-      const node = this.doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
-      if (node && typeof node === 'object' && node.range) return this.lines.linePos(node.range[0]).line;
-      if (n === 0) break;
-    }
-    return null;
-  }
-
-  problem(path: Path, message: string): void {
-    this.problems.push({ file: this.file, line: this.lineOf(path), field: path.join('.'), message });
-  }
-
-  /** Replaces `${NAME}` in every string scalar from `env`; an unset variable is a problem named. */
-  substituteEnv(env: NodeJS.ProcessEnv): void {
-    visit(this.doc, {
-      Scalar: (_key, node) => {
-        if (typeof node.value !== 'string' || !node.value.includes('${')) return;
-        node.value = node.value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
-          const value = env[name];
-          if (value === undefined) {
-            const line = node.range ? this.lines.linePos(node.range[0]).line : null;
-            this.problems.push({
-              file: this.file,
-              line,
-              field: '',
-              message: `environment variable ${name} is not set`,
-            });
-            return '';
-          }
-          return value;
-        });
-      },
-    });
-  }
-}
-
-function readText(file: string): string | Error {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    return err instanceof Error ? err : new Error(String(err));
-  }
-}
-
-function sha256Hex(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
-}
+export { ConfigError, type ConfigProblem, formatProblem } from './problems.js';
 
 export interface LoadOptions {
   readonly env?: NodeJS.ProcessEnv;
 }
 
+/** A key, validated, with what its build needs: plain data, so it crosses to another thread. */
+export interface ResolvedKey {
+  readonly raw: RawKey;
+  /** Lowercase hex of sha256(key). */
+  readonly sha256: string;
+  readonly secret: string;
+}
+
+/**
+ * A config that passed every check, as plain data (structured-clonable): the validation's result.
+ * `buildConfig` turns it into the immutable Config the gateway reads, which is cheap.
+ */
+export interface ResolvedConfig {
+  readonly file: string;
+  readonly hash: string;
+  readonly watchedFiles: readonly string[];
+  readonly raw: Omit<RawConfig, 'keys'>;
+  readonly keys: readonly ResolvedKey[];
+  readonly leads: LeadsConfig;
+  readonly warnings: readonly ConfigProblem[];
+}
+
 /**
  * Reads the config file and everything it names, validates it whole and returns the resolved
- * config. Throws ConfigError listing every problem found, each with its file and line.
+ * config. Throws ConfigError listing every problem found, each with its file and line. Problems
+ * that are not errors (a placeholder secret) come back in `warnings`.
  */
 export function loadConfig(configPath: string, options: LoadOptions = {}): Config {
+  const resolved = validateConfig(configPath, options);
+  return buildConfig(resolved, buildKeys(resolved.keys));
+}
+
+/** Everything but building: read, parse, validate, read named files. Throws ConfigError. */
+export function validateConfig(configPath: string, options: LoadOptions = {}): ResolvedConfig {
   const env = options.env ?? process.env;
   const file = resolve(configPath);
   const text = readText(file);
   if (text instanceof Error) {
     throw new ConfigError([{ file, line: null, field: '', message: `cannot read: ${text.message}` }]);
   }
-  const src = new YamlSource(file, text);
-  if (src.problems.length > 0) throw new ConfigError(src.problems);
-  src.substituteEnv(env);
-  // An unset variable would only cascade into "too short" and "required" noise below.
-  if (src.problems.length > 0) throw new ConfigError(src.problems);
-
-  const parsed = configSchema.safeParse(src.doc.toJS());
+  const read = readYaml(file, text);
+  if ('problems' in read) throw new ConfigError(read.problems);
+  const problems = new ProblemList(file, text);
+  const warnings = new ProblemList(file, text);
+  // An unset variable is reported once, by name; the checks below still run on the rest.
+  const value = substituteEnv(read.value, env, (path, name) =>
+    problems.add(path, `environment variable ${name} is not set`),
+  );
+  const parsed = configSchema.safeParse(value);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      src.problem(
-        issue.path.filter((p): p is string | number => typeof p !== 'symbol'),
-        issue.message,
-      );
+    for (const problem of describeIssues(parsed.error.issues, value, configSchema)) {
+      if (!problems.has(problem.path)) problems.add(problem.path, problem.message);
     }
-    throw new ConfigError(src.problems);
+    throw new ConfigError(problems.resolve());
   }
-  const raw = parsed.data;
+  const { keys: rawKeys, ...raw } = parsed.data;
   const base = dirname(file);
-  const hash = createHash('sha256').update(text);
   const watched = new Set<string>([file]);
-
+  const extra: ConfigProblem[] = [];
   const readNamed = (path: Path, name: string): string | null => {
     const full = resolve(base, name);
     watched.add(full);
     const content = readText(full);
     if (content instanceof Error) {
-      src.problem(path, `cannot read ${full}: ${(content as NodeJS.ErrnoException).code ?? content.message}`);
+      problems.add(
+        path,
+        `cannot read ${full}: ${(content as NodeJS.ErrnoException).code ?? content.message}`,
+      );
       return null;
     }
-    hash.update(content);
     return content;
   };
-
-  const ranges = (path: Path, list: readonly string[]): Range[] => {
-    const out: Range[] = [];
-    list.forEach((entry, i) => {
-      const range = parseRange(entry);
-      if (typeof range === 'string') src.problem([...path, i], range);
-      else out.push(range);
-    });
-    return out;
-  };
-
-  const keys = resolveKeys(raw.keys, src, readNamed, ranges);
-  const trustedProxies = createIpMatcher(
-    ranges(['client_ip', 'trusted_proxies'], raw.client_ip.trusted_proxies),
-  );
-  const leads = resolveLeads(raw, base, src, readNamed, watched);
-
-  if (src.problems.length > 0) throw new ConfigError(src.problems);
-
-  const config: Config = {
+  const keys = resolveKeys(rawKeys, { problems, warnings, readNamed });
+  const leads = resolveLeads(parsed.data, base, readNamed, watched, extra);
+  if (problems.size > 0 || extra.length > 0) throw new ConfigError([...problems.resolve(), ...extra]);
+  const watchedFiles = [...watched];
+  return {
     file,
-    hash: hash.digest('hex'),
+    hash: fingerprint(watchedFiles),
+    watchedFiles,
+    raw,
+    keys,
+    leads,
+    warnings: warnings.resolve(),
+  };
+}
+
+/**
+ * sha256 over every file a config reads (name and content, or "missing"): two loads with the same
+ * fingerprint would build the same config, so a reload compares this before parsing anything.
+ */
+export function fingerprint(files: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (const f of files) {
+    const content = readText(f);
+    hash.update(`${f}\0${content instanceof Error ? 'missing' : content}\0`);
+  }
+  return hash.digest('hex');
+}
+
+/** The API key of one resolved key: its secret as a KeyObject, its origin ranges compiled. */
+export function buildKey({ raw, sha256, secret }: ResolvedKey): ApiKey {
+  return {
+    name: raw.name,
+    sha256,
+    access: raw.access_type,
+    purpose: raw.purpose ?? null,
+    secret: createSecretKey(Buffer.from(secret, 'utf8')),
+    origins: raw.origin_ips ? createIpMatcher(raw.origin_ips.map(rangeOf)) : null,
+    corsOrigins: raw.cors_origins ? new Set(raw.cors_origins) : null,
+    needsLead: raw.access_type === 'READ' && raw.purpose === 'STOREFRONT',
+  };
+}
+
+export function buildKeys(
+  keys: readonly ResolvedKey[],
+  into = new Map<string, ApiKey>(),
+): Map<string, ApiKey> {
+  for (const k of keys) into.set(k.sha256, buildKey(k));
+  return into;
+}
+
+/** The immutable Config, from a resolved config and its built keys. */
+export function buildConfig(r: ResolvedConfig, keys: ReadonlyMap<string, ApiKey>): Config {
+  const raw = r.raw;
+  const config: Config = {
+    file: r.file,
+    hash: r.hash,
     loadedAt: new Date(),
-    watchedFiles: [...watched],
+    watchedFiles: r.watchedFiles,
     listen: raw.listen,
     admin: raw.admin,
     upstream: {
@@ -182,14 +155,14 @@ export function loadConfig(configPath: string, options: LoadOptions = {}): Confi
       engine: raw.upstream.engine,
       underscoreHeaders: raw.upstream.underscore_headers,
     },
-    trustedProxies,
+    trustedProxies: createIpMatcher(raw.client_ip.trusted_proxies.map(rangeOf)),
     digest: { maxSkewS: raw.digest.max_skew_s, singleUse: raw.digest.single_use },
     leadToken: {
       ttlS: raw.lead_token.ttl_s,
       maxSkewS: raw.lead_token.max_skew_s,
       cacheSize: raw.lead_token.cache_size,
     },
-    leads,
+    leads: r.leads,
     cors: { origins: new Set(raw.cors.origins), maxAgeS: raw.cors.max_age_s },
     shutdown: { delayS: raw.shutdown.delay_s, timeoutS: raw.shutdown.timeout_s },
     limits: {
@@ -202,62 +175,85 @@ export function loadConfig(configPath: string, options: LoadOptions = {}): Confi
     },
     log: { requests: raw.log.requests },
     keys,
+    warnings: r.warnings,
   };
   return deepFreeze(config);
 }
 
-function resolveKeys(
-  rawKeys: readonly RawKey[],
-  src: YamlSource,
-  readNamed: (path: Path, name: string) => string | null,
-  ranges: (path: Path, list: readonly string[]) => Range[],
-): Map<string, ApiKey> {
-  const keys = new Map<string, ApiKey>();
-  const names = new Set<string>();
-  rawKeys.forEach((k, i) => {
-    const at = (...rest: Array<string | number>): Path => ['keys', i, ...rest];
-    if (names.has(k.name)) src.problem(at('name'), `duplicate key name "${k.name}"`);
-    names.add(k.name);
+/** A range the schema already checked. */
+function rangeOf(text: string): Range {
+  const range = parseRange(text);
+  if (typeof range === 'string') throw new Error('unchecked range reached the build');
+  return range;
+}
 
-    const digest = k.key !== undefined ? sha256Hex(k.key) : (k.key_sha256 ?? '').toLowerCase();
-    if (keys.has(digest)) {
-      src.problem(
-        at(k.key !== undefined ? 'key' : 'key_sha256'),
-        `key "${k.name}" has the same value as another key`,
+function readText(file: string): string | Error {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
+}
+
+interface KeyContext {
+  readonly problems: ProblemList;
+  readonly warnings: ProblemList;
+  readonly readNamed: (path: Path, name: string) => string | null;
+}
+
+function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[] {
+  const out: ResolvedKey[] = [];
+  const byValue = new Map<string, string>();
+  rawKeys.forEach((raw, i) => {
+    const at = (...rest: Array<string | number>): Path => ['keys', i, ...rest];
+    const sha256 =
+      raw.key !== undefined
+        ? createHash('sha256').update(raw.key).digest('hex')
+        : (raw.key_sha256 ?? '').toLowerCase();
+    const twin = byValue.get(sha256);
+    if (twin !== undefined) {
+      ctx.problems.add(
+        at(raw.key !== undefined ? 'key' : 'key_sha256'),
+        `key "${raw.name}" has the same value as key "${twin}"`,
       );
     }
-
-    let secretText = k.signing_secret ?? null;
-    if (k.signing_secret_file !== undefined) {
-      const content = readNamed(at('signing_secret_file'), k.signing_secret_file);
-      secretText = content === null ? null : content.replace(/\r?\n$/, '');
-      if (secretText !== null && secretText.length < 16) {
-        src.problem(at('signing_secret_file'), 'a signing secret must have at least 16 characters');
-        secretText = null;
+    byValue.set(sha256, raw.name);
+    let secret = raw.signing_secret ?? null;
+    if (raw.signing_secret_file !== undefined) {
+      const content = ctx.readNamed(at('signing_secret_file'), raw.signing_secret_file);
+      secret = content === null ? null : content.replace(/\r?\n$/, '');
+      if (secret !== null && secret.length < 16) {
+        ctx.problems.add(at('signing_secret_file'), 'a signing secret must have at least 16 characters');
+        secret = null;
       }
     }
-    const origins = k.origin_ips ? createIpMatcher(ranges(at('origin_ips'), k.origin_ips)) : null;
-    if (secretText === null) return;
-    keys.set(digest, {
-      name: k.name,
-      sha256: digest,
-      access: k.access_type,
-      purpose: k.purpose ?? null,
-      secret: createSecretKey(Buffer.from(secretText, 'utf8')),
-      origins,
-      corsOrigins: k.cors_origins ? new Set(k.cors_origins) : null,
-      needsLead: k.access_type === 'READ' && k.purpose === 'STOREFRONT',
-    });
+    if (secret === null) return;
+    const weak = weakSecret(secret);
+    if (weak !== null)
+      ctx.warnings.add(at(raw.signing_secret_file ? 'signing_secret_file' : 'signing_secret'), weak);
+    out.push({ raw, sha256, secret });
   });
-  return keys;
+  return out;
+}
+
+const PLACEHOLDER = /replace[-_ ]?me|change[-_ ]?me|example|placeholder|dummy|your[-_ ]?secret|^secret$/i;
+
+/** Why a signing secret is weak (a placeholder, or under the 256 bits RFC 7518 §3.2 asks for HS256). */
+function weakSecret(secret: string): string | null {
+  if (PLACEHOLDER.test(secret))
+    return 'the signing secret looks like a placeholder: use a random value of 32 bytes or more';
+  if (Buffer.byteLength(secret, 'utf8') < 32) {
+    return 'the signing secret is shorter than 32 bytes (RFC 7518 §3.2 wants 256 bits for HS256)';
+  }
+  return null;
 }
 
 function resolveLeads(
   raw: RawConfig,
   base: string,
-  src: YamlSource,
   readNamed: (path: Path, name: string) => string | null,
   watched: Set<string>,
+  out: ConfigProblem[],
 ): LeadsConfig {
   const up = raw.leads.upstream;
   if (up) {
@@ -279,32 +275,33 @@ function resolveLeads(
   }
   const content = readNamed(['leads', 'file'], name);
   if (content === null) return { kind: 'file', file: null, records: [] };
-  const leadsSrc = new YamlSource(resolve(base, name), content);
-  const rawLeads: unknown = leadsSrc.problems.length === 0 ? leadsSrc.doc.toJS() : null;
-  const parsed = rawLeads === null ? null : leadsFileSchema.safeParse(rawLeads);
-  if (parsed && !parsed.success) {
-    for (const issue of parsed.error.issues) {
-      leadsSrc.problem(
-        issue.path.filter((p): p is string | number => typeof p !== 'symbol'),
-        issue.message,
-      );
-    }
+  const file = resolve(base, name);
+  const read = readYaml(file, content);
+  if ('problems' in read) {
+    out.push(...read.problems);
+    return { kind: 'file', file, records: [] };
   }
-  const list = (rawLeads as { leads?: unknown } | null)?.leads;
+  const problems = new ProblemList(file, content);
+  const parsed = leadsFileSchema.safeParse(read.value);
+  if (!parsed.success) {
+    for (const p of describeIssues(parsed.error.issues, read.value, leadsFileSchema))
+      problems.add(p.path, p.message);
+  }
+  const list = (read.value as { leads?: unknown } | null)?.leads;
   const ids = new Set<string>();
   const customers = new Set<string>();
   (Array.isArray(list) ? (list as Array<Partial<Lead> | null>) : []).forEach((lead, i) => {
     const { _id: id, customer_id: customer } = lead ?? {};
-    if (typeof id === 'string' && ids.has(id)) leadsSrc.problem(['leads', i, '_id'], `duplicate _id "${id}"`);
+    if (typeof id === 'string' && ids.has(id)) problems.add(['leads', i, '_id'], `duplicate _id "${id}"`);
     if (typeof customer === 'string' && customers.has(customer)) {
-      leadsSrc.problem(['leads', i, 'customer_id'], `duplicate customer_id "${customer}"`);
+      problems.add(['leads', i, 'customer_id'], `duplicate customer_id "${customer}"`);
     }
     if (typeof id === 'string') ids.add(id);
     if (typeof customer === 'string') customers.add(customer);
   });
-  const records = parsed?.success ? (parsed.data.leads as Lead[]) : [];
-  src.problems.push(...leadsSrc.problems);
-  return { kind: 'file', file: resolve(base, name), records };
+  out.push(...problems.resolve());
+  const records = parsed.success ? (parsed.data.leads as Lead[]) : [];
+  return { kind: 'file', file, records };
 }
 
 /** Freezes plain objects and arrays all the way down; class instances (KeyObject, URL, Map) are left as they are. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isValidLeadId, LEAD_ID_RULE } from '../auth/lead-id.js';
+import { parseRange } from '../net/ip.js';
 
 /**
  * The YAML shape of CONTRACT §2, as one zod schema: the source of the raw config type, of
@@ -14,6 +15,12 @@ const nonNegative = z.number().int().min(0);
 const origin = z
   .string()
   .regex(/^https?:\/\/[^/\s]+$/, 'must be an origin such as https://shop.example.com (no path, no "*")');
+
+/** An address or CIDR range, checked here so it is reported with every other problem. */
+const ipRange = z.string().superRefine((text, ctx) => {
+  const range = parseRange(text);
+  if (typeof range === 'string') ctx.addIssue({ code: 'custom', message: range });
+});
 
 const endpoint = (defaultPort: number) =>
   z.strictObject({ host: host.default('0.0.0.0'), port: port.default(defaultPort) });
@@ -32,7 +39,7 @@ const keySchema = z
     purpose: z.enum(['SERVER', 'STOREFRONT']).optional(),
     signing_secret: z.string().min(16, 'a signing secret must have at least 16 characters').optional(),
     signing_secret_file: z.string().min(1).optional(),
-    origin_ips: z.array(z.string()).optional(),
+    origin_ips: z.array(ipRange).optional(),
     cors_origins: z.array(origin).optional(),
   })
   .superRefine((key, ctx) => {
@@ -58,6 +65,35 @@ const keySchema = z
     }
   });
 
+/**
+ * Duplicate names, and duplicate values of the same form, reported with the other problems. A
+ * `key` and a `key_sha256` of one value are found after validation, where the keys are hashed.
+ */
+function uniqueKeys(keys: ReadonlyArray<z.infer<typeof keySchema>>, ctx: z.RefinementCtx): void {
+  const names = new Map<string, number>();
+  const values = new Map<string, string>();
+  keys.forEach((k, i) => {
+    const sameName = names.get(k.name);
+    if (sameName !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [i, 'name'],
+        message: `duplicate key name "${k.name}" (also keys.${sameName})`,
+      });
+    } else names.set(k.name, i);
+    const value = k.key ?? (k.key_sha256 === undefined ? undefined : `sha256:${k.key_sha256.toLowerCase()}`);
+    if (value === undefined) return;
+    const twin = values.get(value);
+    if (twin !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [i, k.key !== undefined ? 'key' : 'key_sha256'],
+        message: `key "${k.name}" has the same value as key "${twin}"`,
+      });
+    } else values.set(value, k.name);
+  });
+}
+
 export const configSchema = z.strictObject({
   listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
   admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
@@ -71,7 +107,7 @@ export const configSchema = z.strictObject({
     underscore_headers: z.enum(['drop', 'pass']).default('drop'),
   }),
   client_ip: z
-    .strictObject({ trusted_proxies: z.array(z.string()).default([]) })
+    .strictObject({ trusted_proxies: z.array(ipRange).default([]) })
     .default({ trusted_proxies: [] }),
   digest: z
     .strictObject({ max_skew_s: positive.default(300), single_use: z.boolean().default(false) })
@@ -129,7 +165,7 @@ export const configSchema = z.strictObject({
   log: z
     .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
     .default({ requests: 'all' }),
-  keys: z.array(keySchema).min(1, 'at least one key is needed'),
+  keys: z.array(keySchema).min(1, 'at least one key is needed').superRefine(uniqueKeys),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { IpMatcher } from '../net/ip.js';
+import type { ConfigProblem } from './problems.js';
 
 /** The fully resolved, immutable config: everything the hot path needs, already derived. */
 
@@ -76,4 +77,6 @@ export interface Config {
   readonly log: { readonly requests: 'all' | 'errors' | 'none' };
   /** Keys by the sha256 of their value. */
   readonly keys: ReadonlyMap<string, ApiKey>;
+  /** What `check` warns about (errors with `--strict`): placeholder or short secrets. */
+  readonly warnings: readonly ConfigProblem[];
 }

@@ -43,10 +43,19 @@ export function createMetrics() {
       labelNames: ['result'] as const,
       registers: [registry],
     }),
-    reloads: new Counter({
-      name: 'leadgate_config_reloads_total',
-      help: 'Config reloads, by result: ok or failed',
+    reloads: withZeros(
+      new Counter({
+        name: 'leadgate_config_reloads_total',
+        help: 'Config reload attempts, by result: ok, unchanged (same content) or failed',
+        labelNames: ['result'] as const,
+        registers: [registry],
+      }),
+    ),
+    reloadDuration: new Histogram({
+      name: 'leadgate_config_reload_duration_seconds',
+      help: 'How long a config reload attempt took, from its trigger to the swap',
       labelNames: ['result'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
       registers: [registry],
     }),
     configInfo: new Gauge({
@@ -66,6 +75,12 @@ export function createMetrics() {
       registers: [registry],
     }),
   };
+}
+
+/** Every reload result present from the start, at 0, so rate() and alerts see the series. */
+function withZeros(counter: Counter<'result'>): Counter<'result'> {
+  for (const result of ['ok', 'unchanged', 'failed']) counter.inc({ result }, 0);
+  return counter;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -107,7 +107,7 @@ keys:
   - { name: c, key: short, access_type: READ, purpose: SERVER }
 `;
     const out = problems(write({ 'gateway.yaml': yaml })).join('\n');
-    expect(out).toMatch(/:1: listen: .*colour/);
+    expect(out).toMatch(/:1: listen\.colour: unknown field "colour"/);
     expect(out).toMatch(/:2: upstream\.url/);
     expect(out).toMatch(/:5: keys\.0\.purpose: a READ key needs a purpose/);
     expect(out).toMatch(/:6: keys\.1\.purpose: a WRITE key has no purpose/);
@@ -122,9 +122,76 @@ ${KEY}${KEY}${KEY.replace('name: web', 'name: other')}`;
     const out = problems(write({ 'gateway.yaml': yaml })).join('\n');
     expect(out).toMatch(/client_ip\.trusted_proxies\.1: "bad" is not an IP address/);
     expect(out).toMatch(/:10: keys\.1\.name: duplicate key name "web"/);
-    expect(out).toMatch(/keys\.1\.key: key "web" has the same value as another key/);
-    expect(out).toMatch(/keys\.2\.key: key "other" has the same value/);
+    expect(out).toMatch(/keys\.1\.key: key "web" has the same value as key "web"/);
+    expect(out).toMatch(/keys\.2\.key: key "other" has the same value as key "web"/);
     expect(out).not.toContain('sk_0123456789abcdef');
+  });
+
+  it('lists an unset variable and every other problem in one run', () => {
+    const yaml = `${BASE}client_ip: { trusted_proxies: [bad] }
+keys:
+  - name: a
+    key: \${NOT_SET}
+    access_type: READ
+    signing_secret: 0123456789abcdef0123
+`;
+    const out = problems(write({ 'gateway.yaml': yaml }));
+    expect(out.join('\n')).toMatch(/:6: keys\.0\.key: environment variable NOT_SET is not set/);
+    expect(out.join('\n')).toMatch(/:3: client_ip\.trusted_proxies\.0: "bad" is not an IP address/);
+    expect(out.join('\n')).toMatch(/keys\.0\.purpose: a READ key needs a purpose/);
+    // The empty value the unset variable left is not reported again as too short.
+    expect(out.filter((l) => l.includes('keys.0.key'))).toHaveLength(1);
+  });
+
+  it('names an unknown field at its own line, with the known field it is near', () => {
+    const yaml = `listen: { port: 8080 }
+
+keys:
+  - name: a
+    key: sk_0123456789abcdef
+    acces_type: READ
+    purpose: SERVER
+    signing_secret: 0123456789abcdef0123
+upstrem: { url: http://127.0.0.1:3000 }
+`;
+    const out = problems(write({ 'gateway.yaml': yaml })).join('\n');
+    expect(out).toMatch(/:9: upstrem: unknown field "upstrem" \(did you mean "upstream"\?\)/);
+    expect(out).toMatch(
+      /:6: keys\.0\.acces_type: unknown field "acces_type" \(did you mean "access_type"\?\)/,
+    );
+    expect(out).toMatch(/upstream: required field "upstream" is missing/);
+    expect(out).not.toMatch(/expected object, received undefined/);
+  });
+
+  it('says what is wrong with an enum value', () => {
+    const out = problems(write({ 'gateway.yaml': `${BASE}keys:\n${KEY.replace('READ', 'READONLY')}` })).join(
+      '\n',
+    );
+    expect(out).toMatch(/:6: keys\.0\.access_type: must be one of READ, WRITE/);
+  });
+
+  it('gives one plain message per YAML syntax error, with its line', () => {
+    const out = problems(
+      write({ 'gateway.yaml': `${BASE}keys:\n  - name: a\n     key: x\n   access_type: READ\n` }),
+    );
+    expect(out).toHaveLength(1);
+    expect(out[0]).toMatch(/gateway\.yaml:5: YAML syntax: .*\(/);
+    const tabs = problems(write({ 'gateway.yaml': `${BASE}keys:\n\t- name: a\n` }));
+    expect(tabs.join('\n')).toMatch(/:4: YAML syntax: .*tabs/);
+  });
+
+  it('warns about placeholder and short signing secrets, and loads', () => {
+    const yaml = `${BASE}keys:
+  - { name: a, key: sk_0123456789abcdef, access_type: WRITE, signing_secret: replace-me-with-a-real-secret-0000 }
+  - { name: b, key: sk_0123456789abcdeg, access_type: WRITE, signing_secret: 0123456789abcdef0123 }
+  - { name: c, key: sk_0123456789abcdeh, access_type: WRITE, signing_secret: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c }
+`;
+    const config = loadConfig(write({ 'gateway.yaml': yaml }), { env: {} });
+    const warnings = config.warnings.map((w) => `${w.line}: ${w.field}: ${w.message}`);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^4: keys\.0\.signing_secret: .*placeholder/),
+      expect.stringMatching(/^5: keys\.1\.signing_secret: .*shorter than 32 bytes/),
+    ]);
   });
 
   it('reports YAML syntax errors and unreadable files with their place', () => {

@@ -131,7 +131,7 @@ describe('live reload', () => {
       await new Promise((r) => setTimeout(r, 1500));
       expect((await asNewKey(s.apiPort)).status).toBe(401);
       s.child.kill('SIGHUP');
-      await s.waitFor((l) => l.msg === 'config reloaded' && l.reason === 'SIGHUP');
+      await s.waitFor((l) => l.msg === 'config reloaded' && l.cause === 'sighup');
       expect((await asNewKey(s.apiPort)).status).toBe(200);
     } finally {
       await s.stop();
@@ -147,7 +147,8 @@ describe('live reload', () => {
       await s.waitFor((l) => l.msg === 'config reload refused; the previous config keeps serving');
       expect((await asServer(s.apiPort)).status).toBe(200);
       writeFileSync(leads, LEADS_YAML.replace('cust-1', 'cust-renamed'));
-      await s.waitFor((l) => l.msg === 'config reloaded');
+      const recovered = await s.waitFor((l) => l.msg === 'config reloaded');
+      expect(recovered).toMatchObject({ cause: 'file', result: 'ok', recovered: true });
       expect((await asServer(s.apiPort)).status).toBe(200);
     } finally {
       await s.stop();
