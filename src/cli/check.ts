@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { ConfigError, formatProblem, loadConfig } from '../config/load.js';
+import { locate } from '../config/problems.js';
 import { configPathFrom, guarded, parseOptions } from './args.js';
 
 /**
@@ -12,8 +14,8 @@ export function runCheck(args: string[]): Promise<number> {
     const strict = options.strict === true;
     try {
       const config = loadConfig(path);
-      for (const w of config.warnings)
-        process.stderr.write(`${strict ? '' : 'warning: '}${formatProblem(w)}\n`);
+      const warnings = locate(config.warnings, readOrNull);
+      for (const w of warnings) process.stderr.write(`${strict ? '' : 'warning: '}${formatProblem(w)}\n`);
       if (strict && config.warnings.length > 0) {
         process.stderr.write(`${config.warnings.length} problem(s) found (--strict: warnings count)\n`);
         return 1;
@@ -32,4 +34,12 @@ export function runCheck(args: string[]): Promise<number> {
       return 1;
     }
   });
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
 }

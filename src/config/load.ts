@@ -97,7 +97,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
     raw,
     keys,
     leads,
-    warnings: warnings.resolve(),
+    warnings: warningsOf(warnings),
   };
 }
 
@@ -234,6 +234,19 @@ function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[]
     out.push({ raw, sha256, secret });
   });
   return out;
+}
+
+/** At most this many warnings are listed one by one; the rest are counted. */
+const MAX_WARNINGS = 50;
+
+function warningsOf(list: ProblemList): ConfigProblem[] {
+  const all = list.unresolved();
+  if (all.length <= MAX_WARNINGS) return all;
+  const more = all.length - MAX_WARNINGS;
+  return [
+    ...all.slice(0, MAX_WARNINGS),
+    { file: all[0]?.file ?? '', line: null, field: '', message: `and ${more} more warnings like these` },
+  ];
 }
 
 const PLACEHOLDER = /replace[-_ ]?me|change[-_ ]?me|example|placeholder|dummy|your[-_ ]?secret|^secret$/i;

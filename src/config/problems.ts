@@ -50,6 +50,16 @@ export class ProblemList {
     return this.found.some((p) => path.every((part, i) => p.path[i] === part));
   }
 
+  /** The problems with their paths only (`line` null): no second parse. */
+  unresolved(): ConfigProblem[] {
+    return this.found.map(({ path, message }) => ({
+      file: this.file,
+      line: null,
+      field: path.join('.'),
+      message,
+    }));
+  }
+
   resolve(): ConfigProblem[] {
     if (this.found.length === 0) return [];
     this.lines ??= lineFinder(this.text);
@@ -102,4 +112,25 @@ function keyNodeAt(root: unknown, path: Path): number | null {
     node = (typeof part === 'number' ? pair : (pair as { value?: unknown }).value) as typeof node;
   }
   return null;
+}
+
+/**
+ * Lines for problems kept by path only (warnings: finding lines costs a parse with positions, which
+ * a reload of a large config should not pay). `leadgate check` asks for them.
+ */
+export function locate(
+  problems: readonly ConfigProblem[],
+  read: (file: string) => string | null,
+): ConfigProblem[] {
+  const finders = new Map<string, ((path: Path) => number | null) | null>();
+  return problems.map((p) => {
+    if (p.line !== null || p.field === '') return p;
+    if (!finders.has(p.file)) {
+      const text = read(p.file);
+      finders.set(p.file, text === null ? null : lineFinder(text));
+    }
+    const find = finders.get(p.file);
+    const path = p.field.split('.').map((part) => (/^[0-9]+$/.test(part) ? Number(part) : part));
+    return { ...p, line: find ? find(path) : null };
+  });
 }
