@@ -4,7 +4,9 @@ import { ConfigError, fingerprint, type ResolvedConfig, validateConfig } from '.
 /**
  * The reload's thread: fingerprint, parse and validate a config away from the event loop, then
  * hand the result over in batches small enough that building each one never stalls requests.
- * Messages: `unchanged` | `failed` | `config` (all but the keys), `keys` × n, `end`.
+ * Messages: `unchanged` | `failed` | `config` (all but the keys), then one `keys` batch per `next`
+ * the main thread sends, then `end`. (A MessagePort hands every queued message over in one turn of
+ * the event loop, so batches are pulled, not pushed.)
  */
 export interface LoadRequest {
   readonly path: string;
@@ -32,10 +34,17 @@ if (port !== null) {
   } else {
     try {
       const { keys, ...config } = validateConfig(request.path, { env: request.env });
+      let next = 0;
+      port.on('message', () => {
+        if (next >= keys.length) {
+          send({ type: 'end' });
+          port.close();
+          return;
+        }
+        send({ type: 'keys', keys: keys.slice(next, next + request.batch) });
+        next += request.batch;
+      });
       send({ type: 'config', config, keyCount: keys.length });
-      for (let i = 0; i < keys.length; i += request.batch)
-        send({ type: 'keys', keys: keys.slice(i, i + request.batch) });
-      send({ type: 'end' });
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       send({ type: 'failed', fingerprint: before, problems: err.problems });

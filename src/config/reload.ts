@@ -135,9 +135,14 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
       if (message.type === 'unchanged') settle({ kind: 'unchanged' });
       else if (message.type === 'failed')
         settle({ kind: 'failed', fingerprint: message.fingerprint, problems: message.problems });
-      else if (message.type === 'config') meta = message.config;
-      else if (message.type === 'keys') buildKeys(message.keys, keys);
-      else if (meta !== null) settle({ kind: 'config', config: buildConfig({ ...meta, keys: [] }, keys) });
+      else if (message.type === 'config') {
+        meta = message.config;
+        worker.postMessage('next');
+      } else if (message.type === 'keys') {
+        buildKeys(message.keys, keys);
+        // Requests and timers get their turn before the next batch is even asked for.
+        setImmediate(() => worker.postMessage('next'));
+      } else if (meta !== null) settle({ kind: 'config', config: buildConfig({ ...meta, keys: [] }, keys) });
     });
     worker.on('error', (err) => settle(threadFailure(options.path, err)));
     worker.on('exit', () => settle(threadFailure(options.path, new Error('the loader thread ended early'))));

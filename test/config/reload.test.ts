@@ -61,9 +61,8 @@ describe('config reloads', () => {
     expect(await metric('leadgate_config_reloads_total{result="failed"}')).toBe(1);
     const refused = reloadLines().find((l) => l.result === 'failed');
     expect(refused).toMatchObject({ cause: 'file', level: 'error' });
-    expect(String((refused?.problems as string[])[0])).toMatch(
-      /gateway\.yaml:\d+: YAML syntax: duplicated mapping key/,
-    );
+    const problems = (refused?.problems ?? []) as string[];
+    expect(String(problems[0])).toMatch(/gateway\.yaml:\d+: YAML syntax: duplicated mapping key/);
 
     writeFileSync(path, addKey(original, 'fresh'));
     expect(await gw.reload('file')).toBe('ok');
