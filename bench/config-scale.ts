@@ -31,19 +31,28 @@ function startBenchUpstream(): Promise<{ port: number; close(): void }> {
   });
 }
 
+const step = (what: string) => process.stderr.write(`config-scale: ${what}\n`);
+
 async function main() {
+  step('starting the bench upstream');
   const upstream = await startBenchUpstream();
   const out: Record<string, unknown> = {};
   const sizes = process.argv.includes('--million') ? [20_000, 100_000, 1_000_000] : [20_000, 100_000];
   for (const keys of sizes) {
     const path = writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', extraKeys: keys });
+    step(`${keys} keys: serve, ready, reload`);
     Object.assign(out, await serveAndReload(path, keys));
+    step(`${keys} keys: heap held per key`);
     out[`held_bytes_per_key_${keys}`] = heldPerKey(keys);
   }
   const path = writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', extraKeys: 100_000 });
+  step('100000 keys under a 200 MB heap cap');
   out.main_isolate_fits_200mb = fitsHeap(200);
+  step('the loader thread under a 200 MB heap cap');
   out.loader_thread_fits_200mb = await workerFits(path, 200);
+  step('reload under a steady 200 req/s');
   Object.assign(out, await reloadUnderLoad(path));
+  step('throughput, 10 and 100000 keys');
   Object.assign(out, await throughput(upstream.port));
   upstream.close();
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
@@ -71,9 +80,13 @@ function serveAndReload(path: string, keys: number): Promise<Record<string, numb
       if (out[`ready_ms_${keys}`] === undefined && buffer.includes('"leadgate ready"')) {
         out[`ready_ms_${keys}`] = Math.round(performance.now() - t0);
         out[`ready_peak_rss_mb_${keys}`] = peakMb();
-        appendFileSync(path, '  - { name: added, key: "sk_added_key_00000000", access_type: WRITE, signing_secret: "added-secret-0000000000000000000000" }\n');
+        appendFileSync(
+          path,
+          '  - { name: added, key: "sk_added_key_00000000", access_type: WRITE, signing_secret: "added-secret-0000000000000000000000" }\n',
+        );
         child.kill('SIGHUP');
-      } else if (buffer.includes('"config reloaded"')) {
+      } else if (buffer.includes('"config reloaded"') || buffer.includes('"config reload refused')) {
+        out[`reload_ok_${keys}`] = buffer.includes('"config reloaded"') ? 1 : 0;
         out[`reload_peak_rss_mb_${keys}`] = peakMb();
         child.kill('SIGKILL');
         resolve(out);
@@ -109,7 +122,7 @@ function workerFits(path: string, mb: number): Promise<boolean> {
       if (m.type === 'end' || m.type === 'failed') {
         void worker.terminate();
         resolve(m.type === 'end');
-      }
+      } else worker.postMessage('next'); // batches are pulled, as the reloader does
     });
     worker.on('error', () => resolve(false));
   });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, formatProblem, loadConfig } from '../config/load.js';
+import { ConfigError, type ConfigProblem, formatProblem, loadConfig } from '../config/load.js';
 import { locate } from '../config/problems.js';
 import { configPathFrom, guarded, parseOptions } from './args.js';
 
@@ -29,7 +29,7 @@ export function runCheck(args: string[]): Promise<number> {
       return 0;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      for (const problem of err.problems) process.stderr.write(`${formatProblem(problem)}\n`);
+      for (const problem of byPlace(err.problems)) process.stderr.write(`${formatProblem(problem)}\n`);
       process.stderr.write(`${err.problems.length} problem(s) found\n`);
       return 1;
     }
@@ -42,4 +42,9 @@ function readOrNull(file: string): string | null {
   } catch {
     return null;
   }
+}
+
+/** Problems in the order of the files' lines, as an editor would walk them. */
+function byPlace(problems: readonly ConfigProblem[]): ConfigProblem[] {
+  return [...problems].sort((a, b) => a.file.localeCompare(b.file) || (a.line ?? 0) - (b.line ?? 0));
 }

@@ -117,11 +117,7 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
     batch: options.batch ?? 2_000,
   };
   return new Promise((resolve) => {
-    const worker = new Worker(script, {
-      workerData: request,
-      env: {},
-      resourceLimits: { maxOldGenerationSizeMb: 512 },
-    });
+    const worker = new Worker(script, { workerData: request, env: {} });
     let meta: Extract<LoadMessage, { type: 'config' }>['config'] | null = null;
     const keys = new Map<string, ApiKey>();
     let settled = false;
