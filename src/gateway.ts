@@ -49,6 +49,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const logger = options.logger ?? createLogger();
   const env = options.env ?? process.env;
   const config = loadConfig(options.configPath, { env });
+  if (config.warnings.length > 0) {
+    logger.warn(
+      { warnings: config.warnings.map(formatProblem) },
+      'config warnings (leadgate check lists them with lines)',
+    );
+  }
   const metrics = createMetrics();
   const agent = new http.Agent({
     keepAlive: true,
