@@ -1,11 +1,12 @@
-import { createHash, createSecretKey } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createIpMatcher, parseRange, type Range } from '../net/ip.js';
 import { describeIssues, substituteEnv } from './issues.js';
+import { KeyTable } from './key-table.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
 import { configSchema, leadsFileSchema, type RawConfig, type RawKey } from './schema.js';
-import type { ApiKey, Config, Lead, LeadsConfig } from './types.js';
+import type { Config, Lead, LeadsConfig } from './types.js';
 import { readYaml } from './yaml.js';
 
 export { ConfigError, type ConfigProblem, formatProblem } from './problems.js';
@@ -114,30 +115,13 @@ export function fingerprint(files: readonly string[]): string {
   return hash.digest('hex');
 }
 
-/** The API key of one resolved key: its secret as a KeyObject, its origin ranges compiled. */
-export function buildKey({ raw, sha256, secret }: ResolvedKey): ApiKey {
-  return {
-    name: raw.name,
-    sha256,
-    access: raw.access_type,
-    purpose: raw.purpose ?? null,
-    secret: createSecretKey(Buffer.from(secret, 'utf8')),
-    origins: raw.origin_ips ? createIpMatcher(raw.origin_ips.map(rangeOf)) : null,
-    corsOrigins: raw.cors_origins ? new Set(raw.cors_origins) : null,
-    needsLead: raw.access_type === 'READ' && raw.purpose === 'STOREFRONT',
-  };
-}
-
-export function buildKeys(
-  keys: readonly ResolvedKey[],
-  into = new Map<string, ApiKey>(),
-): Map<string, ApiKey> {
-  for (const k of keys) into.set(k.sha256, buildKey(k));
+export function buildKeys(keys: readonly ResolvedKey[], into = new KeyTable()): KeyTable {
+  for (const k of keys) into.add(k);
   return into;
 }
 
 /** The immutable Config, from a resolved config and its built keys. */
-export function buildConfig(r: ResolvedConfig, keys: ReadonlyMap<string, ApiKey>): Config {
+export function buildConfig(r: ResolvedConfig, keys: KeyTable): Config {
   const raw = r.raw;
   const config: Config = {
     file: r.file,

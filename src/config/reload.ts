@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { KeyTable } from './key-table.js';
 import { buildConfig, buildKeys, ConfigError, type ConfigProblem, loadConfig } from './load.js';
 import type { LoadMessage, LoadRequest } from './load-worker.js';
-import type { ApiKey, Config } from './types.js';
+import type { Config } from './types.js';
 
 export type ReloadResult = 'ok' | 'unchanged' | 'failed';
 
@@ -119,7 +120,7 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
   return new Promise((resolve) => {
     const worker = new Worker(script, { workerData: request, env: {} });
     let meta: Extract<LoadMessage, { type: 'config' }>['config'] | null = null;
-    const keys = new Map<string, ApiKey>();
+    const keys = new KeyTable();
     let settled = false;
     const settle = (outcome: Outcome) => {
       if (settled) return;

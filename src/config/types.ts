@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { IpMatcher } from '../net/ip.js';
+import type { KeyTable } from './key-table.js';
 import type { ConfigProblem } from './problems.js';
 
 /** The fully resolved, immutable config: everything the hot path needs, already derived. */
@@ -75,8 +76,8 @@ export interface Config {
   };
   /** Which requests get a log line: all, errors (status >= 400) or none. */
   readonly log: { readonly requests: 'all' | 'errors' | 'none' };
-  /** Keys by the sha256 of their value. */
-  readonly keys: ReadonlyMap<string, ApiKey>;
+  /** The API keys, packed; a key object is built when a request names it. */
+  readonly keys: KeyTable;
   /** What `check` warns about (errors with `--strict`): placeholder or short secrets. */
   readonly warnings: readonly ConfigProblem[];
 }

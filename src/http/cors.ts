@@ -28,7 +28,7 @@ const NONE: CorsHeaders = Object.freeze({});
 export function createCorsPolicy(config: Config): CorsPolicy {
   const global = config.cors.origins;
   const anyKey = new Set<string>(global);
-  for (const key of config.keys.values()) for (const o of key.corsOrigins ?? []) anyKey.add(o);
+  for (const o of config.keys.keyCorsOrigins()) anyKey.add(o);
   const enabled = anyKey.size > 0;
   const maxAge = String(config.cors.maxAgeS);
 

@@ -1,15 +1,35 @@
 import { describe, expect, it } from 'vitest';
 import { checkAccess } from '../../src/auth/access.js';
-import { createApiKeyCheck } from '../../src/auth/api-key.js';
+import { createApiKeyCheck, hashApiKey } from '../../src/auth/api-key.js';
 import { GatewayError } from '../../src/auth/errors.js';
 import { checkSource } from '../../src/auth/source.js';
+import { KeyTable } from '../../src/config/key-table.js';
 import { testKey } from '../helpers/key.js';
 
 describe('api key', () => {
-  const key = testKey();
-  const check = createApiKeyCheck(new Map([[key.sha256, key]]));
-  it('finds a known key by its hash', () => {
-    expect(check('the-key-value-0001')).toBe(key);
+  const table = new KeyTable();
+  table.add({
+    raw: {
+      name: 'k',
+      key: 'the-key-value-0001',
+      access_type: 'READ',
+      purpose: 'SERVER',
+      signing_secret: 'secret-secret-secret',
+    },
+    sha256: hashApiKey('the-key-value-0001'),
+    secret: 'secret-secret-secret',
+  });
+  const check = createApiKeyCheck(table);
+  it('finds a known key by its hash, built once and then kept', () => {
+    const found = check('the-key-value-0001');
+    expect(found).toMatchObject({
+      name: 'k',
+      access: 'READ',
+      purpose: 'SERVER',
+      sha256: hashApiKey('the-key-value-0001'),
+    });
+    expect(check('the-key-value-0001')).toBe(found);
+    expect(table.get(hashApiKey('the-key-value-0001'))).toBe(found);
   });
   it.each([
     [undefined, 'missing_api_key'],

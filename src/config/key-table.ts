@@ -1,0 +1,100 @@
+import { createHash, createSecretKey } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { createIpMatcher, type IpMatcher, parseRange, type Range } from '../net/ip.js';
+import type { ResolvedKey } from './load.js';
+import type { AccessType, ApiKey, Purpose } from './types.js';
+
+const KINDS: ReadonlyArray<readonly [AccessType, Purpose | null]> = [
+  ['READ', 'SERVER'],
+  ['READ', 'STOREFRONT'],
+  ['WRITE', null],
+];
+
+/** Key objects kept built at once: the keys in use; the rest are packed until asked for. */
+const BUILT = 10_000;
+
+/**
+ * The API keys of one config, packed so that 100,000 keys stay small: per key a Map entry keyed
+ * by the 32-byte binary sha256, the name, the signing secret's text and a kind number; origins and
+ * CORS lists only for the keys that have them. The ApiKey object (with its KeyObject) is built
+ * when a request names the key, and the last {@link BUILT} built are kept.
+ */
+export class KeyTable {
+  private readonly index = new Map<string, number>();
+  private readonly names: string[] = [];
+  private readonly secrets: string[] = [];
+  private readonly kinds: number[] = [];
+  private readonly origins = new Map<number, IpMatcher>();
+  private readonly cors = new Map<number, ReadonlySet<string>>();
+  private readonly allCors = new Set<string>();
+  private readonly built = new LRUCache<number, ApiKey>({ max: BUILT });
+
+  get size(): number {
+    return this.names.length;
+  }
+
+  add({ raw, sha256, secret }: ResolvedKey): void {
+    const at = this.names.length;
+    this.index.set(Buffer.from(sha256, 'hex').toString('latin1'), at);
+    this.names.push(own(raw.name));
+    this.secrets.push(own(secret));
+    this.kinds.push(KINDS.findIndex(([a, p]) => a === raw.access_type && p === (raw.purpose ?? null)));
+    if (raw.origin_ips) this.origins.set(at, createIpMatcher(raw.origin_ips.map(rangeOf)));
+    if (raw.cors_origins) {
+      this.cors.set(at, new Set(raw.cors_origins));
+      for (const o of raw.cors_origins) this.allCors.add(o);
+    }
+  }
+
+  /** The key whose value is `presented`, hashed here: no comparison ever runs over key values. */
+  findByValue(presented: string): ApiKey | undefined {
+    const hash = createHash('sha256').update(presented, 'utf8').digest('binary');
+    return this.at(this.index.get(hash), hash);
+  }
+
+  /** The key with this lowercase hex sha256 (what `key_sha256` holds). */
+  get(sha256Hex: string): ApiKey | undefined {
+    const hash = Buffer.from(sha256Hex, 'hex').toString('latin1');
+    return this.at(this.index.get(hash), hash);
+  }
+
+  /** Every origin some key names in its own `cors_origins`. */
+  keyCorsOrigins(): ReadonlySet<string> {
+    return this.allCors;
+  }
+
+  /** The key at `i`, built on first use; `hash` is its binary sha256. */
+  private at(i: number | undefined, hash: string): ApiKey | undefined {
+    if (i === undefined) return undefined;
+    const hit = this.built.get(i);
+    if (hit !== undefined) return hit;
+    const [access, purpose] = KINDS[this.kinds[i] ?? 0] ?? KINDS[0] ?? ['READ', 'SERVER'];
+    const key: ApiKey = Object.freeze({
+      name: this.names[i] ?? '',
+      sha256: Buffer.from(hash, 'latin1').toString('hex'),
+      access,
+      purpose,
+      secret: createSecretKey(Buffer.from(this.secrets[i] ?? '', 'utf8')),
+      origins: this.origins.get(i) ?? null,
+      corsOrigins: this.cors.get(i) ?? null,
+      needsLead: access === 'READ' && purpose === 'STOREFRONT',
+    });
+    this.built.set(i, key);
+    return key;
+  }
+}
+
+/**
+ * A flat copy of a string. Strings cut from the parsed YAML text are V8 slices that keep the whole
+ * text alive (11 MiB for 100,000 keys); the table keeps copies so the text can go.
+ */
+function own(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8');
+}
+
+/** A range the schema already checked. */
+function rangeOf(text: string): Range {
+  const range = parseRange(text);
+  if (typeof range === 'string') throw new Error('unchecked range reached the key table');
+  return range;
+}
