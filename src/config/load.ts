@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createIpMatcher, parseRange, type Range } from '../net/ip.js';
+import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
@@ -139,7 +139,7 @@ export function buildConfig(r: ResolvedConfig, keys: KeyTable): Config {
       engine: raw.upstream.engine,
       underscoreHeaders: raw.upstream.underscore_headers,
     },
-    trustedProxies: createIpMatcher(raw.client_ip.trusted_proxies.map(rangeOf)),
+    trustedProxies: createIpMatcher(raw.client_ip.trusted_proxies.map(checkedRange)),
     digest: { maxSkewS: raw.digest.max_skew_s, singleUse: raw.digest.single_use },
     leadToken: {
       ttlS: raw.lead_token.ttl_s,
@@ -162,13 +162,6 @@ export function buildConfig(r: ResolvedConfig, keys: KeyTable): Config {
     warnings: r.warnings,
   };
   return deepFreeze(config);
-}
-
-/** A range the schema already checked. */
-function rangeOf(text: string): Range {
-  const range = parseRange(text);
-  if (typeof range === 'string') throw new Error('unchecked range reached the build');
-  return range;
 }
 
 function readText(file: string): string | Error {

@@ -54,6 +54,13 @@ export function parseRange(text: string): Range | string {
   return [addr, bits];
 }
 
+/** A range validation already accepted (the config schema checks each one). */
+export function checkedRange(text: string): Range {
+  const range = parseRange(text);
+  if (typeof range === 'string') throw new Error('an unchecked IP range reached the build');
+  return range;
+}
+
 export interface IpMatcher {
   readonly size: number;
   matches(addr: Address): boolean;
