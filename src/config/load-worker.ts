@@ -20,7 +20,7 @@ export interface LoadRequest {
 export type LoadMessage =
   | { readonly type: 'unchanged' }
   | { readonly type: 'failed'; readonly fingerprint: string; readonly problems: ConfigError['problems'] }
-  | { readonly type: 'config'; readonly config: Omit<ResolvedConfig, 'keys'>; readonly keyCount: number }
+  | { readonly type: 'config'; readonly config: Omit<ResolvedConfig, 'keys'> }
   | { readonly type: 'keys'; readonly keys: ResolvedConfig['keys'] }
   | { readonly type: 'end' };
 
@@ -44,7 +44,7 @@ if (port !== null) {
         send({ type: 'keys', keys: keys.slice(next, next + request.batch) });
         next += request.batch;
       });
-      send({ type: 'config', config, keyCount: keys.length });
+      send({ type: 'config', config });
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       send({ type: 'failed', fingerprint: before, problems: err.problems });

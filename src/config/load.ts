@@ -72,12 +72,13 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   }
   const { keys: rawKeys, ...raw } = parsed.data;
   const base = dirname(file);
-  const watched = new Set<string>([file]);
+  // Every file this config reads, with what was read (null: missing): the fingerprint's input.
+  const watched = new Map<string, string | null>([[file, text]]);
   const extra: ConfigProblem[] = [];
   const readNamed = (path: Path, name: string): string | null => {
     const full = resolve(base, name);
-    watched.add(full);
     const content = readText(full);
+    watched.set(full, content instanceof Error ? null : content);
     if (content instanceof Error) {
       problems.add(
         path,
@@ -90,11 +91,10 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   const keys = resolveKeys(rawKeys, { problems, warnings, readNamed });
   const leads = resolveLeads(parsed.data, base, readNamed, watched, extra);
   if (problems.size > 0 || extra.length > 0) throw new ConfigError([...problems.resolve(), ...extra]);
-  const watchedFiles = [...watched];
   return {
     file,
-    hash: fingerprint(watchedFiles),
-    watchedFiles,
+    hash: fingerprintOf(watched),
+    watchedFiles: [...watched.keys()],
     raw,
     keys,
     leads,
@@ -107,11 +107,20 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
  * fingerprint would build the same config, so a reload compares this before parsing anything.
  */
 export function fingerprint(files: readonly string[]): string {
+  return fingerprintOf(
+    new Map(
+      files.map((f) => {
+        const content = readText(f);
+        return [f, content instanceof Error ? null : content];
+      }),
+    ),
+  );
+}
+
+/** The fingerprint of files already read, in the order they were read. */
+function fingerprintOf(contents: ReadonlyMap<string, string | null>): string {
   const hash = createHash('sha256');
-  for (const f of files) {
-    const content = readText(f);
-    hash.update(`${f}\0${content instanceof Error ? 'missing' : content}\0`);
-  }
+  for (const [f, content] of contents) hash.update(`${f}\0${content ?? 'missing'}\0`);
   return hash.digest('hex');
 }
 
@@ -121,7 +130,7 @@ export function buildKeys(keys: readonly ResolvedKey[], into = new KeyTable()): 
 }
 
 /** The immutable Config, from a resolved config and its built keys. */
-export function buildConfig(r: ResolvedConfig, keys: KeyTable): Config {
+export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Config {
   const raw = r.raw;
   const config: Config = {
     file: r.file,
@@ -242,7 +251,7 @@ function resolveLeads(
   raw: RawConfig,
   base: string,
   readNamed: (path: Path, name: string) => string | null,
-  watched: Set<string>,
+  watched: Map<string, string | null>,
   out: ConfigProblem[],
 ): LeadsConfig {
   const up = raw.leads.upstream;
@@ -259,8 +268,10 @@ function resolveLeads(
   if (name === undefined) {
     // The embedded default: leads.yaml beside the config, or no leads at all when there is none.
     const fallback = resolve(base, 'leads.yaml');
-    watched.add(fallback);
-    if (!existsSync(fallback)) return { kind: 'file', file: null, records: [] };
+    if (!existsSync(fallback)) {
+      watched.set(fallback, null);
+      return { kind: 'file', file: null, records: [] };
+    }
     name = 'leads.yaml';
   }
   const content = readNamed(['leads', 'file'], name);

@@ -139,7 +139,7 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
         buildKeys(message.keys, keys);
         // Requests and timers get their turn before the next batch is even asked for.
         setImmediate(() => worker.postMessage('next'));
-      } else if (meta !== null) settle({ kind: 'config', config: buildConfig({ ...meta, keys: [] }, keys) });
+      } else if (meta !== null) settle({ kind: 'config', config: buildConfig(meta, keys) });
     });
     worker.on('error', (err) => settle(threadFailure(options.path, err)));
     worker.on('exit', () => settle(threadFailure(options.path, new Error('the loader thread ended early'))));
