@@ -2,6 +2,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 
 export interface LoadResult {
   readonly rps: number;
+  /** Requests completed in the run. */
+  readonly requests: number;
   /** Microseconds. */
   readonly p50: number;
   readonly p99: number;
@@ -47,6 +49,7 @@ function runWrk(spec: LoadSpec): LoadResult {
   const socketErrors = socket ? socket.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
   return {
     rps,
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN),
     p50: micros(/\s50%\s+(\S+)/.exec(out)?.[1]),
     p99: micros(/\s99%\s+(\S+)/.exec(out)?.[1]),
     errors: non2xx + socketErrors,
@@ -56,7 +59,7 @@ function runWrk(spec: LoadSpec): LoadResult {
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
   const { default: autocannon } = (await import('autocannon')) as unknown as {
     default: (o: object) => Promise<{
-      requests: { average: number };
+      requests: { average: number; total: number };
       latency: { p50: number; p99: number };
       non2xx: number;
       errors: number;
@@ -70,6 +73,7 @@ async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
   });
   return {
     rps: r.requests.average,
+    requests: r.requests.total,
     p50: r.latency.p50 * 1000,
     p99: r.latency.p99 * 1000,
     errors: r.non2xx + r.errors,

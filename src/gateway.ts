@@ -11,8 +11,9 @@ import type { Forwarder } from './http/forward.js';
 import { createUndiciForwarder } from './http/forward-undici.js';
 import { createRequestHandler, type Lifecycle } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
-import { createLogger, type Logger } from './observability/log.js';
+import { createLogger, type Logger, sinkOf } from './observability/log.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createRequestLog } from './observability/request-log.js';
 import { buildState, type GatewayState, type SharedDeps } from './state.js';
 
 export interface GatewayOptions {
@@ -55,7 +56,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       'config warnings (leadgate check lists them with lines)',
     );
   }
-  const metrics = createMetrics();
+  const sink = sinkOf(logger);
+  const metrics = createMetrics({ logLinesDropped: () => sink.dropped });
   const agent = new http.Agent({
     keepAlive: true,
     maxSockets: config.upstream.maxSockets,
@@ -66,7 +68,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const shared: SharedDeps = { agent, replay: createMemoryReplayStore(), metrics, logger };
   let state: GatewayState = buildState(config, shared);
   const lifecycle: Lifecycle = { draining: false, stopped: false };
-  const inflight = { count: 0 };
+  const inflight = metrics.inflight;
   const forwarder = await createForwarder(config.upstream, agent);
   let health: UpstreamHealth | null = null;
 
@@ -84,8 +86,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const guard = createConnectionGuard({
     lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
-    onClientError: (error) =>
-      metrics.requests.inc({ status: String(error.status), code: error.code, key: '' }),
+    onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
   });
   const api = createApiServer(
     config.limits,
@@ -95,6 +96,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       forwarder,
       metrics,
       logger,
+      requestLog: createRequestLog(logger),
       guard,
       lifecycle,
       inflight,

@@ -5,6 +5,7 @@ import { GatewayError } from '../auth/errors.js';
 import type { ApiKey } from '../config/types.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { ConnectionGuard, Exchange as GuardedExchange } from './connection.js';
 import type { CorsHeaders } from './cors.js';
@@ -17,6 +18,7 @@ export type Kind = 'forward' | 'lookup' | 'preflight' | 'refused';
 export interface ExchangeDeps {
   readonly metrics: Metrics;
   readonly logger: Logger;
+  readonly requestLog: RequestLog;
   readonly guard: ConnectionGuard;
   readonly inflight: { count: number };
 }
@@ -44,7 +46,6 @@ export class Exchange implements GuardedExchange {
   ) {
     this.socket = req.socket;
     deps.inflight.count++;
-    deps.metrics.inflight.inc();
     res.once('close', () => this.closed());
   }
 
@@ -98,28 +99,25 @@ export class Exchange implements GuardedExchange {
   private closed(): void {
     const { deps, res, req } = this;
     deps.inflight.count--;
-    deps.metrics.inflight.dec();
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
     const status = res.writableFinished ? res.statusCode : 499;
     if (!res.writableFinished && this.code === 'ok') this.code = 'client_closed';
-    deps.metrics.requests.inc({ status: String(status), code: this.code, key: this.key?.name ?? '' });
-    deps.metrics.requestDuration.observe({ kind: this.kind }, seconds);
+    deps.metrics.requests.add(status, this.code, this.key?.name ?? '');
+    deps.metrics.requestDuration.observe(this.kind, seconds);
     const logged = this.state.config.log.requests;
     if (logged === 'none' || (logged === 'errors' && status < 400)) return;
     const url = req.url ?? '';
     const q = url.indexOf('?');
-    const line = {
-      request_id: this.requestId,
+    deps.requestLog({
+      requestId: this.requestId,
       method: req.method,
       path: q === -1 ? url : url.slice(0, q),
       status,
-      key_name: this.key?.name,
+      keyName: this.key?.name,
       code: this.code,
-      duration_ms: Math.round(seconds * 1e6) / 1e3,
-      upstream_ms: this.upstreamSeconds === null ? undefined : Math.round(this.upstreamSeconds * 1e6) / 1e3,
-    };
-    if (status >= 500) deps.logger.error(line, 'request');
-    else deps.logger.info(line, 'request');
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+      upstreamMs: this.upstreamSeconds === null ? undefined : Math.round(this.upstreamSeconds * 1e6) / 1e3,
+    });
   }
 }
 

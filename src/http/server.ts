@@ -6,6 +6,7 @@ import type { Principal } from '../auth/pipeline.js';
 import { parseAddress } from '../net/ip.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { ConnectionGuard } from './connection.js';
 import type { CorsHeaders } from './cors.js';
@@ -27,6 +28,7 @@ export interface HandlerDeps {
   readonly forwarder: Forwarder;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  readonly requestLog: RequestLog;
   readonly guard: ConnectionGuard;
   readonly lifecycle: Lifecycle;
   readonly inflight: { count: number };
@@ -133,7 +135,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       responseHeaders: { ...cors, 'x-request-id': ex.requestId },
       onUpstreamResponse(seconds) {
         ex.upstreamSeconds = seconds;
-        deps.metrics.upstreamDuration.observe({ kind: 'forward' }, seconds);
+        deps.metrics.upstreamDuration.observe('forward', seconds);
       },
       onError(error) {
         ex.refuse(error);
@@ -154,8 +156,10 @@ export function createRequestHandler(deps: HandlerDeps) {
           return ex.refuse(answer, cors);
         }
         deps.metrics.lookups.inc({ result: 'found' });
-        if (state.config.leads.kind === 'upstream')
+        if (state.config.leads.kind === 'upstream') {
           ex.upstreamSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+          deps.metrics.upstreamDuration.observe('lookup', ex.upstreamSeconds);
+        }
         if (ex.answered) return;
         const body = JSON.stringify(answer);
         ex.res.writeHead(200, {

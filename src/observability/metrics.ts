@@ -1,36 +1,34 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { FixedHistogram } from './fixed-histogram.js';
 
 /**
  * The metrics CONTRACT §7 promises, in a registry of their own (one per gateway, so tests can
  * run several). Label values are bounded: status, code from the catalogue, key names from the
  * config, fixed words. Never a path, an id or a credential.
  */
-export function createMetrics() {
+export function createMetrics(sources: { readonly logLinesDropped: () => number }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
   return {
     registry,
-    requests: new Counter({
-      name: 'leadgate_requests_total',
-      help: 'Requests answered, by status, outcome code (ok for forwarded and answered) and key name',
-      labelNames: ['status', 'code', 'key'] as const,
-      registers: [registry],
-    }),
-    requestDuration: new Histogram({
-      name: 'leadgate_request_duration_seconds',
-      help: 'Time from request to response end, by kind: forward, lookup, preflight, refused',
-      labelNames: ['kind'] as const,
+    requests: createRequestCounter(registry),
+    requestDuration: new FixedHistogram(
+      'leadgate_request_duration_seconds',
+      'Time from request to response end, by kind: forward, lookup, preflight, refused',
+      'kind',
+      ['forward', 'lookup', 'preflight', 'refused'],
       buckets,
-      registers: [registry],
-    }),
-    upstreamDuration: new Histogram({
-      name: 'leadgate_upstream_duration_seconds',
-      help: 'Time from sending a request upstream to its response headers',
-      labelNames: ['kind'] as const,
+      registry,
+    ),
+    upstreamDuration: new FixedHistogram(
+      'leadgate_upstream_duration_seconds',
+      'Time from sending a request upstream (forwarded, or to the lead resolver) to its response headers',
+      'kind',
+      ['forward', 'lookup'],
       buckets,
-      registers: [registry],
-    }),
+      registry,
+    ),
     lookups: new Counter({
       name: 'leadgate_lookups_total',
       help: 'Lead lookups answered by the gateway, by result',
@@ -69,10 +67,15 @@ export function createMetrics() {
       help: 'When the config in force was loaded',
       registers: [registry],
     }),
-    inflight: new Gauge({
-      name: 'leadgate_inflight_requests',
-      help: 'Requests being served now',
+    inflight: createInflight(registry),
+    logDropped: new Counter({
+      name: 'leadgate_log_lines_dropped_total',
+      help: 'Log lines dropped because stdout was not read fast enough (the queue holds 16 MiB)',
       registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(sources.logLinesDropped());
+      },
     }),
   };
 }
@@ -84,3 +87,59 @@ function withZeros(counter: Counter<'result'>): Counter<'result'> {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * `leadgate_requests_total{status, code, key}`, counted on the hot path in nested maps (three
+ * lookups, no label object, no hashing) and handed to prom-client only when /metrics is read.
+ */
+function createRequestCounter(registry: Registry) {
+  const totals = new Map<string, Map<string, Map<number, number>>>();
+  new Counter({
+    name: 'leadgate_requests_total',
+    help: 'Requests answered, by status, outcome code (ok for forwarded and answered) and key name',
+    labelNames: ['status', 'code', 'key'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [key, byCode] of totals)
+        for (const [code, byStatus] of byCode)
+          for (const [status, n] of byStatus) this.inc({ status: String(status), code, key }, n);
+    },
+  });
+  return {
+    /** One answered request; `key` is the key name, '' before one is known. */
+    add(status: number, code: string, key: string): void {
+      const byStatus = getOrAdd(
+        getOrAdd(totals, key, newMap<string, Map<number, number>>),
+        code,
+        newMap<number, number>,
+      );
+      byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    },
+  };
+}
+
+/** `leadgate_inflight_requests`: a plain number on the hot path, read when /metrics is. */
+function createInflight(registry: Registry) {
+  const inflight = { count: 0 };
+  new Gauge({
+    name: 'leadgate_inflight_requests',
+    help: 'Requests being served now',
+    registers: [registry],
+    collect() {
+      this.set(inflight.count);
+    },
+  });
+  return inflight;
+}
+
+function getOrAdd<K, V>(map: Map<K, V>, k: K, make: () => V): V {
+  let v = map.get(k);
+  if (v === undefined) {
+    v = make();
+    map.set(k, v);
+  }
+  return v;
+}
+
+const newMap = <K, V>() => new Map<K, V>();

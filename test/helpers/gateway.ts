@@ -22,7 +22,7 @@ export async function startTestGateway(
   const logs = new LogSink();
   const gateway = await startGateway({
     configPath,
-    logger: createLogger({ level: 'debug', destination: logs }),
+    logger: createLogger({ level: 'debug', destination: logs, flushMs: 0 }),
     watch: opts.watch ?? false,
     now: opts.now,
   });

@@ -1,0 +1,44 @@
+import type { Logger } from 'pino';
+import { sinkOf } from './log.js';
+
+/** What one request's log line says. Never a header value, never the query. */
+export interface RequestLine {
+  readonly requestId: string;
+  readonly method: string | undefined;
+  readonly path: string;
+  readonly status: number;
+  readonly keyName: string | undefined;
+  readonly code: string;
+  readonly durationMs: number;
+  readonly upstreamMs: number | undefined;
+}
+
+export type RequestLog = (line: RequestLine) => void;
+
+/**
+ * The per-request line, written as pino would write it (same fields, same order, same escaping:
+ * test/observability/request-log.test.ts compares the two) but without its generic machinery:
+ * no child bindings, no redaction walk over fields that hold no credential, no serialiser lookup.
+ * Lines go to the logger's sink in batches. Status ≥ 500 is `error`, the rest `info`, each
+ * written only when the logger's level lets it through.
+ */
+export function createRequestLog(logger: Logger): RequestLog {
+  const sink = sinkOf(logger);
+  return (line) => {
+    const level = line.status >= 500 ? 'error' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    sink.batch(formatRequestLine(level, line, new Date()));
+  };
+}
+
+const str = JSON.stringify;
+
+export function formatRequestLine(level: 'info' | 'error', line: RequestLine, time: Date): string {
+  let text = `{"level":"${level}","time":"${time.toISOString()}","service":"leadgate","request_id":${str(line.requestId)}`;
+  if (line.method !== undefined) text += `,"method":${str(line.method)}`;
+  text += `,"path":${str(line.path)},"status":${line.status}`;
+  if (line.keyName !== undefined) text += `,"key_name":${str(line.keyName)}`;
+  text += `,"code":${str(line.code)},"duration_ms":${line.durationMs}`;
+  if (line.upstreamMs !== undefined) text += `,"upstream_ms":${line.upstreamMs}`;
+  return `${text},"msg":"request"}\n`;
+}
