@@ -17,7 +17,7 @@ const server = http.createServer((req, res) => {
     req,
     res,
     target,
-    headers: req.headers,
+    headers: { ...req.headers },
     timeoutMs: 30_000,
     maxBodyBytes: null,
     responseHeaders: {},

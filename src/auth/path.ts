@@ -58,6 +58,19 @@ function nonCanonical(path: string): string | null {
   if (!PLAIN.test(path)) return 'characters outside visible ASCII';
   if (path.includes('\\')) return 'a backslash';
   if (path.includes(';')) return 'a ";" path parameter';
+  if (path.includes('%')) {
+    const why = nonCanonicalEscapes(path);
+    if (why !== null) return why;
+  }
+  // An empty segment before the last one: the last may be empty (a trailing slash).
+  if (path.includes('//')) return 'repeated slashes';
+  if (path.includes('/.') && DOT_SEGMENT.test(path)) return 'dot segments';
+  return null;
+}
+
+const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
+
+function nonCanonicalEscapes(path: string): string | null {
   if (BAD_ESCAPE.test(path)) return 'a malformed percent-encoding';
   if (FORBIDDEN_ESCAPE.test(path)) return 'a percent-encoded character that must be sent as it is';
   try {
@@ -65,10 +78,6 @@ function nonCanonical(path: string): string | null {
   } catch {
     return 'percent-encoded bytes that are not UTF-8';
   }
-  for (const segment of path.slice(1).split('/').slice(0, -1)) {
-    if (segment === '') return 'repeated slashes';
-  }
-  if (/\/\.\.?(?:\/|$)/.test(path)) return 'dot segments';
   return null;
 }
 

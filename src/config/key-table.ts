@@ -1,4 +1,4 @@
-import { createHash, createSecretKey } from 'node:crypto';
+import { createHash, createSecretKey, hash as cryptoHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { checkedRange, createIpMatcher, type IpMatcher } from '../net/ip.js';
 import type { ResolvedKey } from './load.js';
@@ -48,7 +48,7 @@ export class KeyTable {
 
   /** The key whose value is `presented`, hashed here: no comparison ever runs over key values. */
   findByValue(presented: string): ApiKey | undefined {
-    const hash = createHash('sha256').update(presented, 'utf8').digest('binary');
+    const hash = cryptoHash('sha256', presented, 'binary');
     return this.at(this.index.get(hash), hash);
   }
 

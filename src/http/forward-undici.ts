@@ -171,12 +171,16 @@ export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarde
   };
 }
 
+/**
+ * The job's headers, made fit for undici in place (the object is built for this request alone):
+ * the names it frames or refuses itself removed, numbers as text. No second copy per request.
+ */
 function requestHeaders(headers: OutgoingHttpHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  for (const name of REQUEST_SKIP) delete headers[name];
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || REQUEST_SKIP.has(name)) continue;
-    out[name] = typeof value === 'number' ? String(value) : value;
+    if (value === undefined) delete headers[name];
+    else if (typeof value === 'number') headers[name] = String(value);
   }
-  return out;
+  return headers as Record<string, string | string[]>;
 }

@@ -1,7 +1,10 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { GatewayError } from '../auth/errors.js';
 
-/** One request to pass on. The headers are final: hygiene was done by the caller. */
+/**
+ * One request to pass on. The headers are final (hygiene was done by the caller) and belong to
+ * this job: an engine may adapt the object in place rather than copy it.
+ */
 export interface ForwardJob {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
