@@ -1,12 +1,18 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Writable } from 'node:stream';
+import pino from 'pino';
 import { Pool } from 'undici';
 
 /**
  * The floor issue 14 names: a bare undici proxy in ~15 lines (`Pool.stream`, hop-by-hop headers
- * stripped, bodies streamed), no auth, no log, no metrics. `node bare-undici.js UPSTREAM_PORT`
+ * stripped, bodies streamed), no auth, no log, no metrics. With `log`, it also writes one pino
+ * line per request and one header each way (x-request-id): the least any gateway that logs
+ * does. `node bare-undici.js UPSTREAM_PORT [log]`
  */
-const pool = new Pool(`http://127.0.0.1:${process.argv[2] ?? '0'}`, { connections: 256, pipelining: 1 });
+const [port = '0', mode = ''] = process.argv.slice(2);
+const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 256, pipelining: 1 });
+const logger = mode === 'log' ? pino(pino.destination({ dest: 1, sync: false })) : null;
 const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'host']);
 const strip = (h: http.IncomingHttpHeaders) =>
   Object.fromEntries(Object.entries(h).filter(([k, v]) => v !== undefined && !HOP.has(k))) as Record<
@@ -14,25 +20,26 @@ const strip = (h: http.IncomingHttpHeaders) =>
     string
   >;
 const server = http.createServer((req, res) => {
+  const id = logger === null ? null : randomUUID();
+  const headers = strip(req.headers);
+  if (id !== null) headers['x-request-id'] = id;
   const hasBody =
     req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
   pool
     .stream(
-      {
-        path: req.url ?? '/',
-        method: req.method as 'GET',
-        headers: strip(req.headers),
-        body: hasBody ? req : null,
-      },
+      { path: req.url ?? '/', method: req.method as 'GET', headers, body: hasBody ? req : null },
       ({ statusCode, headers }) => {
-        res.writeHead(statusCode, strip(headers));
+        res.writeHead(statusCode, id === null ? strip(headers) : { ...strip(headers), 'x-request-id': id });
         return new Writable({
           write: (chunk, _e, cb) => void res.write(chunk, cb),
           final: (cb) => void res.end(cb),
         });
       },
     )
-    .catch(() => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
+    .catch(() => (res.headersSent ? res.destroy() : res.writeHead(502).end()))
+    .finally(() =>
+      logger?.info({ request_id: id, method: req.method, path: req.url, status: res.statusCode }),
+    );
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {

@@ -142,6 +142,7 @@ async function startTargets(): Promise<Target[]> {
   if (nginx === null)
     process.stderr.write('  nginx not installed: its row is left out (Debian: nginx-light)\n');
   const floor = await start([here('./bare-undici.js'), String(upstream.port)]);
+  const floorLog = await start([here('./bare-undici.js'), String(upstream.port), 'log']);
   const engine = await start([here('./bare-proxy.js'), 'undici', String(upstream.port)]);
   const bareHp = await start([here('./bare-proxy.js'), 'http-proxy', String(upstream.port)]);
   const config = (o: { engine: string; logRequests?: 'errors' }) =>
@@ -161,6 +162,7 @@ async function startTargets(): Promise<Target[]> {
       ? []
       : [{ name: 'nginx (1 worker, keepalive)', ...at(nginx), path: API, headers: none }]),
     { name: BARE, ...at(floor), path: API, headers: none },
+    { name: BARE_LOG, ...at(floorLog), path: API, headers: none },
     { name: 'bare proxy: leadgate undici engine', ...at(engine), path: API, headers: none },
     { name: BARE_HP, ...at(bareHp), path: API, headers: none },
     { name: 'leadgate (a) READ SERVER', ...at(lg), path: API, headers: serverHeaders },
@@ -185,6 +187,7 @@ async function startTargets(): Promise<Target[]> {
 
 const BARE = 'bare undici proxy (Pool.stream, 15 lines)';
 const BARE_HP = 'bare proxy: http-proxy';
+const BARE_LOG = 'bare undici + 1 log line + 1 header';
 const TOKEN_PATH = 'leadgate (b) STOREFRONT + token';
 const token = signLeadToken(SECRET, 'lead-1');
 const serverHeaders = () => ({ 'x-apikey': SERVER_KEY, 'x-source': 'web' });
@@ -225,7 +228,7 @@ async function latencyPass(targets: Target[]) {
   process.stderr.write('latency pass: 1 connection\n');
   const pick = (name: string) => targets.find((t) => t.name === name) as Target;
   const single = await measure(
-    [pick('upstream direct'), pick(BARE), pick(TOKEN_PATH)],
+    [pick('upstream direct'), pick(BARE), pick(BARE_LOG), pick(TOKEN_PATH)],
     1,
     Math.max(3, Math.round(SECONDS / 2)),
     1,
@@ -235,7 +238,7 @@ async function latencyPass(targets: Target[]) {
     p50_us: Math.round((single.get(name)?.p50 ?? 0) - (direct?.p50 ?? 0)),
     p99_us: Math.round((single.get(name)?.p99 ?? 0) - (direct?.p99 ?? 0)),
   });
-  return { leadgate: added(TOKEN_PATH), bare: added(BARE) };
+  return { leadgate: added(TOKEN_PATH), bare: added(BARE), bareLog: added(BARE_LOG) };
 }
 
 async function scaleRuns(upstreamPort: number, bareRps: number) {
@@ -288,9 +291,10 @@ function print(report: {
     console.log(
       `| ${r.target} | ${r.rps} | ${r.p50_us} | ${r.p99_us} | ${r.cpu_us_per_request} | ${r.cpu_us_over_bare} | ${r.rps_vs_bare} | ${r.rps_vs_nginx} |`,
     );
-  const { leadgate, bare } = report.latency;
+  const { leadgate, bare, bareLog } = report.latency;
   console.log(
-    `\nadded latency over direct, 1 connection: leadgate (b) p50 ${leadgate.p50_us} µs, p99 ${leadgate.p99_us} µs; bare undici p50 ${bare.p50_us} µs, p99 ${bare.p99_us} µs`,
+    `\nadded latency over direct, 1 connection (p50 / p99 µs): leadgate (b) ${leadgate.p50_us} / ${leadgate.p99_us}; ` +
+      `bare undici ${bare.p50_us} / ${bare.p99_us}; bare undici + log line + header ${bareLog.p50_us} / ${bareLog.p99_us}`,
   );
   if (report.scale.length > 0) {
     console.log('\n| scale run | result |\n|---|---|');
