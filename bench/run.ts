@@ -229,7 +229,7 @@ async function latencyPass(targets: Target[]) {
   const pick = (name: string) => targets.find((t) => t.name === name) as Target;
   const single = await measure(
     [pick('upstream direct'), pick(BARE), pick(BARE_LOG), pick(TOKEN_PATH)],
-    1,
+    ROUNDS,
     Math.max(3, Math.round(SECONDS / 2)),
     1,
   );

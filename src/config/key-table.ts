@@ -1,4 +1,4 @@
-import { createHash, createSecretKey, hash as cryptoHash } from 'node:crypto';
+import { createSecretKey, hash as cryptoHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { checkedRange, createIpMatcher, type IpMatcher } from '../net/ip.js';
 import type { ResolvedKey } from './load.js';

@@ -303,6 +303,14 @@ describe('limits and metrics', () => {
     expect((after.get(refusedLabel) ?? 0) - (before.get(refusedLabel) ?? 0)).toBe(1);
     expect(after.get('leadgate_request_duration_seconds_count{kind="forward"}')).toBeGreaterThanOrEqual(3);
     expect(after.get('leadgate_upstream_duration_seconds_count{kind="forward"}')).toBeGreaterThanOrEqual(3);
+    // counted on the hot path without label hashing, rendered when scraped
+    const sum = after.get('leadgate_request_duration_seconds_sum{kind="forward"}') ?? 0;
+    expect(sum).toBeGreaterThan(before.get('leadgate_request_duration_seconds_sum{kind="forward"}') ?? 0);
+    expect(after.get('leadgate_request_duration_seconds_bucket{le="+Inf",kind="forward"}')).toBe(
+      after.get('leadgate_request_duration_seconds_count{kind="forward"}'),
+    );
+    expect(after.get('leadgate_inflight_requests')).toBe(0);
+    expect(after.get('leadgate_log_lines_dropped_total')).toBe(0);
     expect([...after.keys()].some((k) => k.startsWith('leadgate_config_info{hash="'))).toBe(true);
     expect(after.has('process_cpu_user_seconds_total')).toBe(true);
     expect(after.has('nodejs_eventloop_lag_seconds')).toBe(true);
