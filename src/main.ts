@@ -1,45 +1,43 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { runCheck } from './cli/check.js';
-import { runDigest } from './cli/digest.js';
-import { runHashKey } from './cli/hash-key.js';
-import { runServe } from './cli/serve.js';
-import { runToken } from './cli/token.js';
+import { COMMANDS, overview } from './cli/commands.js';
+import { packageVersion } from './cli/version.js';
 
-const USAGE = `leadgate: auth sidecar for the Merchant API
+const HELP = new Set(['help', '--help', '-h']);
+const VERSION = new Set(['version', '--version', '-v']);
 
-  leadgate serve    [--config PATH]     run the gateway (PATH: $LEADGATE_CONFIG, then config/gateway.yaml)
-  leadgate check    [--config PATH] [--strict]
-                                        validate a config; exit 1 listing every problem
-                                        (--strict: warnings such as placeholder secrets too)
-  leadgate digest   --customer-id ID [--timestamp T]
-                                        print x-timestamp and x-leaddigest ($LEADGATE_SIGNING_SECRET)
-  leadgate token    --lead-id ID [--ttl SECONDS]
-                                        print a lead token ($LEADGATE_SIGNING_SECRET)
-  leadgate hash-key                     read an API key on stdin, print its key_sha256
-`;
-
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
-  serve: runServe,
-  check: runCheck,
-  digest: runDigest,
-  token: runToken,
-  'hash-key': runHashKey,
-};
-
+/**
+ * The command line: conventional help and version (stdout, exit 0), usage errors on stderr with
+ * exit 2. A word the CLI does not know is never echoed back: it may be a credential pasted by
+ * mistake.
+ */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(USAGE);
-    return command === undefined ? 2 : 0;
+  if (command === undefined) return usageError('no command given');
+  if (VERSION.has(command)) {
+    process.stdout.write(`leadgate ${packageVersion()}\n`);
+    return 0;
+  }
+  if (HELP.has(command)) {
+    const topic = rest[0];
+    if (topic === undefined) process.stdout.write(overview());
+    else if (COMMANDS[topic]) process.stdout.write(COMMANDS[topic].usage);
+    else return usageError('no such command');
+    return 0;
   }
   const run = COMMANDS[command];
-  if (!run) {
-    process.stderr.write(`leadgate: unknown command "${command}"\n\n${USAGE}`);
-    return 2;
+  if (!run) return usageError('unknown command');
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(run.usage);
+    return 0;
   }
-  return run(rest);
+  return run.run(rest);
+}
+
+function usageError(why: string): number {
+  process.stderr.write(`leadgate: ${why}\n\n${overview()}`);
+  return 2;
 }
 
 const invokedDirectly = (() => {

@@ -20,8 +20,26 @@ export function parseOptions<K extends string>(
     });
     return values as Partial<Record<K, string>> & Record<string, string | boolean | undefined>;
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(describeArgError(err, args, [...names, ...flags]));
   }
+}
+
+/**
+ * parseArgs' messages quote the offending argument, which may be a credential typed in the
+ * wrong place (`leadgate hash-key sk_live_...`): say what is wrong without repeating it.
+ */
+function describeArgError(err: unknown, args: readonly string[], known: readonly string[]): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
+    return 'this command takes options only (credentials come from stdin or the environment, never the command line)';
+  }
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const names = args.filter((a) => a.startsWith('-')).map((a) => a.split('=')[0] ?? '');
+    const name = names.find((n) => !known.includes(n.replace(/^--?/, ''))) ?? '';
+    return /^--?[a-z][a-z-]*$/.test(name) ? `unknown option ${name}` : 'unknown option';
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return 'an option is missing its value';
+  return 'invalid arguments';
 }
 
 export function configPathFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {

@@ -1,0 +1,96 @@
+import { runCheck } from './check.js';
+import { runDigest } from './digest.js';
+import { runHashKey } from './hash-key.js';
+import { runServe } from './serve.js';
+import { runToken } from './token.js';
+
+export interface Command {
+  readonly run: (args: string[]) => Promise<number>;
+  /** One line for the overview. */
+  readonly summary: string;
+  /** `leadgate help CMD` and `leadgate CMD --help`. */
+  readonly usage: string;
+}
+
+const CONFIG = `  --config PATH   the config file (default: $LEADGATE_CONFIG, then config/gateway.yaml)`;
+const SECRET = `The signing secret is read from $LEADGATE_SIGNING_SECRET, never from the command line.`;
+
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  serve: {
+    run: runServe,
+    summary: 'run the gateway',
+    usage: `leadgate serve [--config PATH]
+
+Runs the gateway: the API listener, the admin listener (/healthz, /readyz, /metrics),
+config reloads on SIGHUP and on file changes, a graceful drain on SIGTERM.
+
+${CONFIG}
+`,
+  },
+  check: {
+    run: runCheck,
+    summary: 'validate a config; exit 1 listing every problem',
+    usage: `leadgate check [--config PATH] [--strict]
+
+Validates a config as the gateway would load it. Exit 0 with a summary; exit 1 listing every
+problem with file and line. Warnings (placeholder or short secrets, keys about to expire) pass
+unless --strict.
+
+${CONFIG}
+  --strict        warnings count as problems
+`,
+  },
+  digest: {
+    run: runDigest,
+    summary: 'print x-timestamp and x-leaddigest for a lead lookup (Path B)',
+    usage: `leadgate digest --customer-id ID [--timestamp T]
+
+Prints the two headers a Path B lookup sends for one customer.
+
+  --customer-id ID   the merchant's customer id
+  --timestamp T      unix seconds (default: now)
+
+${SECRET}
+`,
+  },
+  token: {
+    run: runToken,
+    summary: 'print a lead token (Path A)',
+    usage: `leadgate token --lead-id ID [--ttl SECONDS] [--config PATH]
+
+Prints an HS256 lead token for one lead. A --ttl longer than the config's lead_token.ttl_s
+(3600 when there is no config) is refused: the gateway would refuse the token.
+
+  --lead-id ID      the lead's id
+  --ttl SECONDS     lifetime (default 3600)
+${CONFIG}
+
+${SECRET}
+`,
+  },
+  'hash-key': {
+    run: runHashKey,
+    summary: 'read an API key on stdin, print its key_sha256',
+    usage: `leadgate hash-key < key.txt
+
+Reads one API key on stdin (one trailing newline dropped) and prints the key_sha256 to put in
+the config instead of the key. The key is never taken from the command line.
+`,
+  },
+};
+
+export function overview(): string {
+  const rows: Array<[string, string]> = [
+    ...Object.entries(COMMANDS).map(([name, c]): [string, string] => [name, c.summary]),
+    ['help [COMMAND]', "this text, or one command's"],
+    ['--version', 'the version'],
+  ];
+  const width = Math.max(...rows.map(([name]) => name.length));
+  const lines = rows.map(([name, summary]) => `  leadgate ${name.padEnd(width)}   ${summary}`);
+  return `leadgate: auth sidecar for the Merchant API
+
+${lines.join('\n')}
+
+Run 'leadgate help COMMAND' (or 'leadgate COMMAND --help') for a command's options.
+`;
+}
