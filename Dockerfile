@@ -14,7 +14,7 @@ ARG COMPILED=build
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json vitest.config.ts ./
 COPY src ./src
 COPY bench ./bench

@@ -16,7 +16,7 @@ describe('README snippets', () => {
   it.runIf(hasPython)('the Python digest snippet agrees with leadgate', () => {
     const script = `${block('python')}\nprint(headers["x-timestamp"], headers["x-leaddigest"])\n`;
     const out = execFileSync('python3', ['-c', script], {
-      env: { SIGNING_SECRET: SECRET },
+      env: { LEADGATE_SIGNING_SECRET: SECRET },
       encoding: 'utf8',
     }).trim();
     const [ts, digest] = out.split(' ');
@@ -32,7 +32,20 @@ describe('README snippets', () => {
       .map((s) => s.trim()) ?? []) {
       expect(typeof (client as Record<string, unknown>)[name], name).toBe('function');
     }
-    expect(js).toContain("leadDigest(process.env.SIGNING_SECRET, 'shop-42', ts)");
+  });
+
+  it('the Node snippet runs: it reads LEADGATE_SIGNING_SECRET, and says so clearly when unset', () => {
+    const client = new URL('../dist/src/client/index.js', import.meta.url).href;
+    const script = `${block('js').replace("'leadgate/client'", `'${client}'`)}\nconsole.log(ts, digest);\n`;
+    const run = (env: NodeJS.ProcessEnv) =>
+      execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+        env,
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
+    const [ts, digest] = run({ LEADGATE_SIGNING_SECRET: SECRET }).trim().split(' ');
+    expect(digest).toBe(leadDigest(SECRET, 'shop-42', Number(ts)));
+    expect(() => run({})).toThrow(/LeadgateClientError: the signing secret is missing/);
   });
 
   it('opens with the two commands: start and test', () => {
