@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { errorsMarkdown } from '../../src/auth/error-docs.js';
 import { CATALOGUE, type ErrorCode } from '../../src/auth/errors.js';
 
 /** Rows `| 401 | \`a\`, \`b\` |` of a markdown table: status → codes. */
@@ -39,5 +40,11 @@ describe('error catalogue', () => {
     const documented = codesByStatus(section.slice(0, section.indexOf('\n## ', 5)));
     expect(new Set(documented.keys())).toEqual(new Set(Object.keys(CATALOGUE)));
     for (const [code, status] of documented) expect(CATALOGUE[code as ErrorCode].status, code).toBe(status);
+  });
+
+  it('docs/errors.md is generated from the catalogue, one example per code', () => {
+    const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+    expect(doc).toBe(errorsMarkdown());
+    for (const code of Object.keys(CATALOGUE)) expect(doc).toContain(`### ${code}\n`);
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { cliMarkdown } from '../../src/cli/docs.js';
 import { writeConfig } from '../helpers/fixture.js';
 import { runCli } from '../helpers/process.js';
 
@@ -94,5 +95,11 @@ describe('command-line conventions', () => {
     const noConfig = runCli(['token', '--lead-id', 'l', '--ttl', '3601'], { env });
     expect(noConfig.code).toBe(2);
     expect(noConfig.stderr).toMatch(/--ttl 3601 is longer than lead_token\.ttl_s \(3600, /);
+  });
+
+  it('docs/cli.md carries the help text the binary prints', () => {
+    const doc = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+    expect(doc).toBe(cliMarkdown());
+    for (const c of COMMANDS) expect(doc).toContain(runCli(['help', c]).stdout);
   });
 });

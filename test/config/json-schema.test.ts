@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configJsonSchema, configJsonSchemaText } from '../../src/config/json-schema.js';
+import { configFields, configReferenceMarkdown } from '../../src/config/reference.js';
 import { configSchema } from '../../src/config/schema.js';
 
 const shipped = new URL('../../config/leadgate.schema.json', import.meta.url);
@@ -21,5 +22,14 @@ describe('the config JSON Schema', () => {
   it('is named by the example config, so editors validate as you type', () => {
     const example = readFileSync(new URL('../../config/gateway.yaml', import.meta.url), 'utf8');
     expect(example.split('\n')[0]).toBe('# yaml-language-server: $schema=./leadgate.schema.json');
+  });
+
+  it('docs/config.md is the reference generated from it, and every field has a meaning', () => {
+    expect(readFileSync(new URL('../../docs/config.md', import.meta.url), 'utf8')).toBe(
+      configReferenceMarkdown(),
+    );
+    const missing = configFields().filter((f) => f.meaning === '');
+    expect(missing.map((f) => f.path)).toEqual([]);
+    expect(configFields().length).toBeGreaterThan(40);
   });
 });

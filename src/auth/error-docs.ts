@@ -1,0 +1,148 @@
+import { CATALOGUE, type ErrorCode, GatewayError } from './errors.js';
+
+/** When each code is answered, and a detail it carries: docs/errors.md is generated from this. */
+export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; readonly detail: string }>> = {
+  bad_request: {
+    when: 'not valid HTTP/1.1 as an intermediary must read it (framing, Host, version, CONNECT)',
+    detail: 'the request has both Content-Length and Transfer-Encoding',
+  },
+  bad_path: {
+    when: 'a path under the prefix that is not in its one canonical spelling',
+    detail: 'the path is not in canonical form (repeated slashes)',
+  },
+  missing_source: { when: 'no `x-source` header', detail: 'the x-source header is required (web or mobile)' },
+  invalid_source: {
+    when: '`x-source` is not `web` or `mobile`',
+    detail: 'the x-source header must be web or mobile',
+  },
+  invalid_timestamp: {
+    when: '`x-timestamp` missing or not whole unix seconds, on a digest lookup',
+    detail: 'x-timestamp must be whole unix seconds',
+  },
+  missing_customer_id: {
+    when: 'a digest lookup without exactly one `customer_id` query parameter',
+    detail: 'the lookup needs one customer_id query parameter',
+  },
+  missing_api_key: { when: 'no `x-apikey` header', detail: 'the x-apikey header is required' },
+  invalid_api_key: { when: 'the key is not one the config knows', detail: 'the API key is not valid' },
+  expired_api_key: {
+    when: 'the key is past its `expires_at` (reserved: key expiry is not in this release)',
+    detail: 'the API key has expired',
+  },
+  missing_lead_credential: {
+    when: 'a READ STOREFRONT key without `x-leadtoken` (or `x-leaddigest` on the lookup)',
+    detail: 'a READ STOREFRONT key needs x-leadtoken (or x-leaddigest on the lookup)',
+  },
+  invalid_digest: {
+    when: "the digest does not match the customer id and timestamp under the key's secret",
+    detail: 'the lead digest does not match',
+  },
+  stale_timestamp: {
+    when: '`x-timestamp` further from the gateway clock than `digest.max_skew_s`',
+    detail: 'x-timestamp is too far from the gateway clock',
+  },
+  invalid_lead_token: {
+    when: 'the token is malformed, not HS256, not signed with this key, or its claims fail',
+    detail: 'the lead token is malformed, not HS256, or not signed with this key',
+  },
+  expired_lead_token: { when: 'the token is past `exp`', detail: 'the lead token has expired' },
+  digest_not_accepted: {
+    when: '`x-leaddigest` on anything but the lookup',
+    detail: 'x-leaddigest is accepted only on the lead lookup',
+  },
+  replayed_digest: {
+    when: 'a digest used before, with `digest.single_use`',
+    detail: 'this lead digest was already used',
+  },
+  origin_not_allowed: {
+    when: "the client address is not in the key's `origin_ips`",
+    detail: 'this API key may not be used from this address',
+  },
+  method_not_allowed: {
+    when: 'a READ key with a method other than GET or HEAD',
+    detail: 'a READ key may only GET or HEAD',
+  },
+  cors_origin_not_allowed: {
+    when: 'the browser `Origin` is not allowed for the key (or for any key, on a preflight)',
+    detail: 'this API key may not be used from this origin',
+  },
+  not_found: { when: 'a path outside `/api/v2/merchant/`', detail: 'no such endpoint' },
+  lead_not_found: {
+    when: 'the lookup found no lead for the customer id or token',
+    detail: 'no lead matches',
+  },
+  request_timeout: {
+    when: 'headers or body not received within `limits.header_timeout_ms` / `request_timeout_ms`',
+    detail: 'the request was not received in time',
+  },
+  body_too_large: {
+    when: 'a body over `limits.max_body_bytes`',
+    detail: 'the request body is larger than 1048576 bytes',
+  },
+  headers_too_large: {
+    when: 'headers over `limits.max_header_bytes` or `max_header_count`',
+    detail: 'the request headers are larger than allowed',
+  },
+  rate_limited: {
+    when: 'a rate-limit policy refused the request (reserved: rate limits are not in this release)',
+    detail: 'the rate limit of policy storefront is reached',
+  },
+  internal_error: {
+    when: 'a bug: logged with the request id; the gateway serves on',
+    detail: 'the gateway failed to serve this request',
+  },
+  upstream_unavailable: {
+    when: 'the upstream (or the lead backend) refused, reset, or answered unusably',
+    detail: 'the upstream is unavailable (ECONNREFUSED)',
+  },
+  shutting_down: {
+    when: 'a request on an open connection after the listener closed during a drain',
+    detail: 'the gateway is shutting down',
+  },
+  store_unavailable: {
+    when: 'the shared state store is unreachable where it fails closed (reserved: no shared store in this release)',
+    detail: 'the shared state store is unavailable',
+  },
+  upstream_timeout: {
+    when: 'no upstream response headers within `upstream.timeout_ms`',
+    detail: 'the upstream did not answer in time',
+  },
+};
+
+/** docs/errors.md: the catalogue with one example answer each. */
+export function errorsMarkdown(): string {
+  const codes = Object.keys(CATALOGUE) as ErrorCode[];
+  const table = codes.map((c) => `| ${CATALOGUE[c].status} | [\`${c}\`](#${c}) | ${ERROR_DOCS[c].when} |`);
+  const examples = codes.map((c) => {
+    const e = new GatewayError(c, ERROR_DOCS[c].detail);
+    const body = JSON.stringify(
+      {
+        type: 'about:blank',
+        title: e.title,
+        status: e.status,
+        code: c,
+        detail: e.detail,
+        request_id: '0b8e4f1c-8d0e-4d2a-9a57-3c1f5e2b7a90',
+      },
+      null,
+      2,
+    );
+    return `### ${c}\n\n\`\`\`http\nHTTP/1.1 ${e.status} ${e.title}\ncontent-type: application/problem+json\ncache-control: no-store\n\n${body}\n\`\`\`\n`;
+  });
+  return `# Errors
+
+Every answer leadgate gives instead of the upstream's is \`application/problem+json\` (RFC 9457)
+with \`type\`, \`title\`, \`status\`, \`code\`, \`detail\` and \`request_id\` (also sent as
+\`x-request-id\`, and in the log line). The detail is a fixed sentence: it never echoes a header,
+a key, a token or a digest. Clients should branch on \`code\`; a code, once shipped, keeps its
+meaning. Generated from [src/auth/errors.ts](../src/auth/errors.ts) by \`npm run schema\`; a test
+keeps it in step.
+
+| status | code | when |
+|---|---|---|
+${table.join('\n')}
+
+## One example each
+
+${examples.join('\n')}`;
+}

@@ -1,0 +1,138 @@
+import { configJsonSchema } from './json-schema.js';
+
+interface SchemaNode {
+  readonly type?: string;
+  readonly properties?: Record<string, SchemaNode>;
+  readonly items?: SchemaNode;
+  readonly required?: readonly string[];
+  readonly default?: unknown;
+  readonly enum?: readonly unknown[];
+  readonly pattern?: string;
+  readonly minimum?: number;
+  readonly exclusiveMinimum?: number;
+  readonly maximum?: number;
+}
+
+/** What each field means: the one hand-written part of the reference (a test wants every field here). */
+export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
+  'listen.host': 'address of the API listener (`0.0.0.0` in a container)',
+  'listen.port': 'port of the API listener; 0 picks a free one',
+  'admin.host': 'address of /healthz, /readyz and /metrics',
+  'admin.port': 'port of the admin listener',
+  'upstream.url': 'the backend every valid request is forwarded to',
+  'upstream.timeout_ms': 'longest wait for the upstream response headers: then 504 `upstream_timeout`',
+  'upstream.connect_timeout_ms': 'connect timeout and idle socket timeout toward the upstream',
+  'upstream.max_sockets': 'keep-alive connections to the upstream',
+  'upstream.health_path': 'when set, /readyz is 503 while the upstream does not answer it with 2xx/3xx',
+  'upstream.engine': 'forwarding engine: `undici` (default, cheaper) or `http-proxy`',
+  'upstream.underscore_headers':
+    'client headers whose name holds `_`: `drop` all (as nginx) or `pass`; reserved names are dropped either way',
+  'client_ip.trusted_proxies':
+    'CIDRs of proxies whose `X-Forwarded-For` is believed when finding the client address for `origin_ips`',
+  'digest.max_skew_s': 'how far `x-timestamp` may be from the gateway clock',
+  'digest.single_use': 'an accepted digest is refused on replay within its window (`replayed_digest`)',
+  'lead_token.ttl_s': 'lifetime of minted tokens, and the longest lifetime (`exp − iat`) accepted',
+  'lead_token.max_skew_s':
+    "slack for the signer's clock on `iat`/`nbf` and the lifetime limit (never on `exp`)",
+  'lead_token.cache_size': 'verified tokens kept until `exp`; 0 turns the cache off',
+  'leads.file': 'YAML file of lead records (`_id`, `customer_id`, …) the lookup answers from',
+  'leads.upstream.path':
+    'ask the backend instead: e.g. `/internal/leads?customer_id={customer_id}` (see lead-resolver.md)',
+  'leads.upstream.by_id_path': 'e.g. `/internal/leads/{id}`, for lookups by token or `:id`',
+  'leads.upstream.cache_ttl_s': "how long the backend's answers (found and not found) are kept",
+  'leads.upstream.cache_size': 'answers kept (LRU)',
+  'cors.origins': 'browser origins any key may be used from (exact `scheme://host[:port]`, never `*`)',
+  'cors.max_age_s': '`Access-Control-Max-Age` of preflight answers',
+  'shutdown.delay_s': 'after SIGTERM, keep serving this long while /readyz is 503 (endpoints catch up)',
+  'shutdown.timeout_s': 'then wait this long for in-flight requests before closing the rest',
+  'limits.max_header_bytes': 'request headers over this: 431 `headers_too_large`',
+  'limits.max_header_count': 'more request headers than this: 431 `headers_too_large`',
+  'limits.max_body_bytes': 'request bodies over this: 413 `body_too_large` (none: no limit)',
+  'limits.header_timeout_ms': 'all request headers must arrive within this (slowloris): 408',
+  'limits.request_timeout_ms': 'the whole request must arrive within this: 408',
+  'limits.keepalive_timeout_ms': 'idle client keep-alive connections are closed after this',
+  'log.requests': 'which requests get a log line: `all`, `errors` (status ≥ 400) or `none`',
+  'keys[]': 'the API keys; at least one',
+  'keys[].name': 'unique name: in logs, metrics and `x-api-key-name`',
+  'keys[].key': 'the key itself (usually `${ENV_VAR}`); or give `key_sha256`',
+  'keys[].key_sha256':
+    'lowercase hex sha256 of the key (`leadgate hash-key`): the key itself is never stored',
+  'keys[].access_type': '`READ` (GET, HEAD) or `WRITE` (any method)',
+  'keys[].purpose': 'for READ keys: `STOREFRONT` (needs a lead credential) or `SERVER`',
+  'keys[].signing_secret': 'HMAC / HS256 secret for digests and lead tokens (usually `${ENV_VAR}`)',
+  'keys[].signing_secret_file': 'or read the secret from this file (a mounted Secret); reloads on change',
+  'keys[].origin_ips': 'when set, only these addresses or CIDRs may use the key (else 403)',
+  'keys[].cors_origins': "narrows `cors.origins` for this key's requests",
+};
+
+export interface FieldRow {
+  readonly path: string;
+  readonly type: string;
+  readonly required: boolean;
+  readonly defaultValue: string;
+  readonly meaning: string;
+}
+
+/** Every field of the config, from the loader's own schema: type, required, default, allowed values. */
+export function configFields(): FieldRow[] {
+  const rows: FieldRow[] = [];
+  const visit = (node: SchemaNode, path: string, required: boolean) => {
+    if (node.type === 'object' && node.properties) {
+      for (const [name, child] of Object.entries(node.properties))
+        visit(child, path ? `${path}.${name}` : name, (node.required ?? []).includes(name));
+      return;
+    }
+    const items = node.items;
+    if (node.type === 'array' && items?.type === 'object') {
+      rows.push(row(node, `${path}[]`, required));
+      for (const [name, child] of Object.entries(items.properties ?? {}))
+        visit(child, `${path}[].${name}`, (items.required ?? []).includes(name));
+      return;
+    }
+    rows.push(row(node, path, required));
+  };
+  visit(configJsonSchema() as SchemaNode, '', true);
+  return rows;
+}
+
+function row(node: SchemaNode, path: string, required: boolean): FieldRow {
+  return {
+    path,
+    type: typeOf(node),
+    required,
+    defaultValue: node.default === undefined ? '' : `\`${JSON.stringify(node.default)}\``,
+    meaning: FIELD_MEANINGS[path] ?? '',
+  };
+}
+
+function typeOf(node: SchemaNode): string {
+  if (node.enum) return node.enum.map((v) => `\`${String(v)}\``).join(' \\| ');
+  if (node.type === 'array') return `list of ${node.items ? typeOf(node.items) : 'any'}`;
+  if (node.type === 'integer') {
+    const min = node.exclusiveMinimum !== undefined ? node.exclusiveMinimum + 1 : node.minimum;
+    const max =
+      node.maximum !== undefined && node.maximum < 1e9 ? `–${node.maximum}` : min !== undefined ? '+' : '';
+    return min === undefined ? 'integer' : `integer ${min}${max}`;
+  }
+  return node.type ?? 'any';
+}
+
+/** docs/config.md: `npm run schema` writes it with the JSON Schema; a test keeps it in step. */
+export function configReferenceMarkdown(): string {
+  const lines = configFields().map(
+    (r) =>
+      `| \`${r.path}\` | ${r.type} | ${r.required ? 'yes' : ''} | ${r.defaultValue} | ${r.meaning.replaceAll('|', '\\|')} |`,
+  );
+  return `# Config reference
+
+Generated from the schema \`leadgate check\` and the gateway validate with (\`npm run schema\`
+writes this file and [config/leadgate.schema.json](../config/leadgate.schema.json); a test keeps
+both in step). A value may be written as \`\${VAR}\` to read it from the environment. Fields not
+required have the default shown, or are off when none is shown. Unknown fields are errors.
+[config/gateway.yaml](../config/gateway.yaml) is a working example.
+
+| field | type | required | default | meaning |
+|---|---|---|---|---|
+${lines.join('\n')}
+`;
+}
