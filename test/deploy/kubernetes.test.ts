@@ -3,10 +3,12 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Deployment } from 'kubernetes-models/apps/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
+import { runCli } from '../helpers/process.js';
 
 const DIR = new URL('../../deploy/kubernetes/', import.meta.url);
 type Obj = { kind: string; metadata?: { name?: string } } & Record<string, unknown>;
@@ -42,14 +44,21 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   Service,
   ConfigMap,
   Secret,
+  PodDisruptionBudget,
 };
 
 describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'files; kubectl not installed'})`, () => {
   const all = objects();
   const byKind = (kind: string) => all.find((o) => o.kind === kind) as Obj;
 
-  it('holds a Deployment, a Service, a ConfigMap and a Secret that validate against the Kubernetes schemas', () => {
-    expect(all.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'Secret', 'Service']);
+  it('holds a Deployment, a Service, a ConfigMap, a Secret and a PodDisruptionBudget that validate against the Kubernetes schemas', () => {
+    expect(all.map((o) => o.kind).sort()).toEqual([
+      'ConfigMap',
+      'Deployment',
+      'PodDisruptionBudget',
+      'Secret',
+      'Service',
+    ]);
     for (const o of all) {
       const Model = MODELS[o.kind];
       expect(Model, o.kind).toBeDefined();
@@ -96,5 +105,55 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     // secrets are referenced by file, never inlined in the ConfigMap
     for (const value of Object.values(secret.stringData))
       expect(cm.data['gateway.yaml']).not.toContain(value);
+  });
+
+  it('tolerates one slow probe, keeps one pod at most out on a drain, and says in each file what to change', () => {
+    const sidecar = new Deployment(byKind('Deployment') as never).spec?.template.spec?.containers.find(
+      (c) => c.name === 'leadgate',
+    );
+    expect(sidecar?.readinessProbe?.failureThreshold).toBeGreaterThanOrEqual(2);
+    expect(sidecar?.livenessProbe?.failureThreshold).toBeGreaterThanOrEqual(2);
+    const pdb = byKind('PodDisruptionBudget') as unknown as { spec: { maxUnavailable?: number } };
+    expect(pdb.spec.maxUnavailable).toBe(1);
+    for (const file of [...listedFiles(), 'kustomization.yaml'])
+      expect(readFileSync(new URL(file, DIR), 'utf8'), file).toMatch(/#.*\bChange\b/);
+  });
+
+  it('offers a ServiceMonitor component that scrapes the Service admin port', () => {
+    const dir = new URL('components/servicemonitor/', DIR);
+    const component = parseAllDocuments(
+      readFileSync(new URL('kustomization.yaml', dir), 'utf8'),
+    )[0]?.toJS() as {
+      kind: string;
+      resources: string[];
+    };
+    expect(component.kind).toBe('Component');
+    const sm = parseAllDocuments(
+      readFileSync(new URL(component.resources[0] ?? '', dir), 'utf8'),
+    )[0]?.toJS() as {
+      kind: string;
+      spec: { endpoints: Array<{ port: string; path: string }> };
+    };
+    expect(sm.kind).toBe('ServiceMonitor');
+    const svc = new Service(byKind('Service') as never);
+    const port = svc.spec?.ports?.find((p) => p.name === sm.spec.endpoints[0]?.port);
+    expect(port?.targetPort).toBe('admin');
+    expect(sm.spec.endpoints[0]?.path).toBe('/metrics');
+  });
+
+  it("the Secret's placeholder values are warned about by check, and refused by check --strict", () => {
+    const secret = byKind('Secret') as unknown as { stringData: Record<string, string> };
+    const dir = mkdtempSync(join(tmpdir(), 'leadgate-k8s-'));
+    const cm = byKind('ConfigMap') as unknown as { data: Record<string, string> };
+    for (const [name, value] of Object.entries(secret.stringData)) writeFileSync(join(dir, name), value);
+    writeFileSync(
+      join(dir, 'gateway.yaml'),
+      (cm.data['gateway.yaml'] ?? '').replaceAll('/run/secrets/leadgate/', `${dir}/`),
+    );
+    const config = loadConfig(join(dir, 'gateway.yaml'), { env: {} });
+    expect(config.warnings.length).toBe(Object.keys(secret.stringData).length);
+    const strict = runCli(['check', '--strict', '--config', join(dir, 'gateway.yaml')]);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(/looks like a placeholder/);
   });
 });
