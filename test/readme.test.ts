@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { leadDigest } from '../src/client/index.js';
+import { requires } from './helpers/optional.js';
 import { hasPython } from './helpers/python.js';
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
@@ -13,15 +14,18 @@ const block = (lang: string): string => {
 const SECRET = 'storefront-signing-secret-example';
 
 describe('README snippets', () => {
-  it.runIf(hasPython)('the Python digest snippet agrees with leadgate', () => {
-    const script = `${block('python')}\nprint(headers["x-timestamp"], headers["x-leaddigest"])\n`;
-    const out = execFileSync('python3', ['-c', script], {
-      env: { LEADGATE_SIGNING_SECRET: SECRET },
-      encoding: 'utf8',
-    }).trim();
-    const [ts, digest] = out.split(' ');
-    expect(digest).toBe(leadDigest(SECRET, 'shop-42', Number(ts)));
-  });
+  it.runIf(requires('python3', hasPython, 'Debian: apt-get install python3'))(
+    'the Python digest snippet agrees with leadgate',
+    () => {
+      const script = `${block('python')}\nprint(headers["x-timestamp"], headers["x-leaddigest"])\n`;
+      const out = execFileSync('python3', ['-c', script], {
+        env: { LEADGATE_SIGNING_SECRET: SECRET },
+        encoding: 'utf8',
+      }).trim();
+      const [ts, digest] = out.split(' ');
+      expect(digest).toBe(leadDigest(SECRET, 'shop-42', Number(ts)));
+    },
+  );
 
   it("the Node snippet names the client module's real exports", async () => {
     const js = block('js');

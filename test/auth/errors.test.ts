@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { errorsMarkdown } from '../../src/auth/error-docs.js';
 import { CATALOGUE, type ErrorCode } from '../../src/auth/errors.js';
+import { requires } from '../helpers/optional.js';
 
 /** Rows `| 401 | \`a\`, \`b\` |` of a markdown table: status → codes. */
 function codesByStatus(markdown: string): Map<string, number> {
@@ -24,7 +25,13 @@ const CONTRACT = new URL('../../../shared/design/CONTRACT.md', import.meta.url);
 if (!existsSync(CONTRACT) && process.env.CI) throw new Error('../shared/design/CONTRACT.md is missing');
 
 describe('error catalogue', () => {
-  it.runIf(existsSync(CONTRACT))('holds every code of CONTRACT §6 with its status', () => {
+  it.runIf(
+    requires(
+      'the design contract',
+      existsSync(CONTRACT),
+      'shared/design/CONTRACT.md beside the checkout, as CI has it',
+    ),
+  )('holds every code of CONTRACT §6 with its status', () => {
     const contract = readFileSync(CONTRACT, 'utf8');
     const section = contract.slice(contract.indexOf('## 6. Errors'), contract.indexOf('## 7.'));
     const expected = codesByStatus(section);

@@ -6,6 +6,7 @@ import { computeLeadDigest, createLeadDigestVerifier } from '../../src/auth/lead
 import { createMemoryReplayStore } from '../../src/auth/replay.js';
 import { leadDigest } from '../../src/client/index.js';
 import { testKey } from '../helpers/key.js';
+import { requires } from '../helpers/optional.js';
 import { hasPython } from '../helpers/python.js';
 
 const SECRET = 'storefront-secret-0000000000001';
@@ -29,18 +30,21 @@ describe('computeLeadDigest', () => {
     expect(leadDigest(SECRET, customerId, Number(ts))).toBe(hex);
   });
 
-  it.runIf(hasPython)('agrees with python3 hmac on colons, unicode and spaces', () => {
-    const script =
-      'import hmac,hashlib,sys\nfor cid in sys.argv[2:]:\n' +
-      "  print(hmac.new(sys.argv[1].encode(), (cid+':1700000000').encode(), hashlib.sha256).hexdigest())";
-    const ids = ['x:y:z', '顧客 42', ' padded ', 'emoji 🛒'];
-    const out = execFileSync('python3', ['-c', script, SECRET, ...ids], { encoding: 'utf8' })
-      .trim()
-      .split('\n');
-    ids.forEach((id, i) => {
-      expect(leadDigest(SECRET, id, 1700000000)).toBe(out[i]);
-    });
-  });
+  it.runIf(requires('python3', hasPython, 'Debian: apt-get install python3'))(
+    'agrees with python3 hmac on colons, unicode and spaces',
+    () => {
+      const script =
+        'import hmac,hashlib,sys\nfor cid in sys.argv[2:]:\n' +
+        "  print(hmac.new(sys.argv[1].encode(), (cid+':1700000000').encode(), hashlib.sha256).hexdigest())";
+      const ids = ['x:y:z', '顧客 42', ' padded ', 'emoji 🛒'];
+      const out = execFileSync('python3', ['-c', script, SECRET, ...ids], { encoding: 'utf8' })
+        .trim()
+        .split('\n');
+      ids.forEach((id, i) => {
+        expect(leadDigest(SECRET, id, 1700000000)).toBe(out[i]);
+      });
+    },
+  );
 });
 
 describe('verifyLeadDigest', () => {

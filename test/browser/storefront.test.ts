@@ -6,12 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signLeadToken } from '../../src/client/index.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
+import { requires } from '../helpers/optional.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 // CI installs chromium (.ci/run); there the test must run. Elsewhere it says why it did not.
-const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run should have installed it`);
+const available = requires(
+  'chromium',
+  existsSync(CHROMIUM),
+  `Debian: apt-get install chromium, for ${CHROMIUM}`,
+);
 
 /** A storefront page: its own backend put a lead token in it; it calls the gateway from the browser. */
 function storefrontPage(gatewayUrl: string, token: string): string {

@@ -1,0 +1,17 @@
+/**
+ * Tests that need a tool this machine may lack (chromium, python3, the shared design folder).
+ * Where it is missing, the suite is skipped and says why, once per test file, on stderr: a
+ * skip is never silent. On CI (CI=true) a missing tool is an error instead, since .ci/run
+ * installs everything the suite uses.
+ */
+const said = new Set<string>();
+
+export function requires(what: string, available: boolean, howToGet: string): boolean {
+  if (available) return true;
+  if (process.env.CI) throw new Error(`${what} is missing on CI: ${howToGet}`);
+  if (!said.has(what)) {
+    said.add(what);
+    process.stderr.write(`[skipped] tests that need ${what}: it is not here (${howToGet})\n`);
+  }
+  return false;
+}
