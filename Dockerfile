@@ -2,11 +2,15 @@
 # leadgate: multi-stage. `build` compiles with dev dependencies; the final stage holds production
 # dependencies and compiled output only, runs as a non-root user, and gets signals directly.
 #
-#   docker build -t leadgate .
-#   docker run -p 8080:8080 -p 9090:9090 -v $PWD/my-config:/etc/leadgate leadgate
+#   docker build -t leadgate .                      (from the repository root)
+#   docker run -p 8080:8080 -p 9090:9090 -e LEADGATE_UPSTREAM_URL=http://backend:3000 \
+#     -e LEADGATE_API_KEY_SHA256=... -e LEADGATE_SIGNING_SECRET=... leadgate
+#   docker run ... -v $PWD/my-config:/etc/leadgate leadgate     (your own config; listen on 0.0.0.0)
 #
-# Offline builds (no registry inside the build, as on CI here): put dist/ and production
-# node_modules/ in the context and pass --build-arg COMPILED=prebuilt (scripts/verify-image.sh).
+# Offline builds (no registry inside the build, as on CI here): `npm run image:prebuilt` puts the
+# compiled output and production node_modules in .image/, then
+#   docker build --build-arg COMPILED=prebuilt -t leadgate .
+# (scripts/verify-image.sh does exactly this with buildah, on this Dockerfile as it is).
 # The active LTS line, the one CI tests (scripts/node-line.sh pins the same line).
 ARG NODE_IMAGE=node:26-bookworm-slim
 ARG COMPILED=build
@@ -24,8 +28,8 @@ RUN npx tsc -p tsconfig.json && npm prune --omit=dev --no-audit --no-fund
 FROM ${NODE_IMAGE} AS prebuilt
 WORKDIR /app
 COPY package.json ./
-COPY node_modules ./node_modules
-COPY dist/src ./dist/src
+COPY .image/node_modules ./node_modules
+COPY .image/dist/src ./dist/src
 
 FROM ${COMPILED} AS compiled
 
@@ -35,7 +39,8 @@ WORKDIR /app
 COPY --from=compiled /app/package.json ./package.json
 COPY --from=compiled /app/node_modules ./node_modules
 COPY --from=compiled /app/dist/src ./dist/src
-COPY config/gateway.yaml config/leads.yaml /etc/leadgate/
+# The default config serves from the environment (config/container.yaml); mount your own over it.
+COPY config/container.yaml /etc/leadgate/gateway.yaml
 USER 1000:1000
 EXPOSE 8080 9090
 STOPSIGNAL SIGTERM

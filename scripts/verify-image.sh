@@ -3,8 +3,9 @@
 # its own user, and serves one request through it. No registry is reachable from the build, so:
 #   - the base image is made locally from the shipped Node line (the pinned 26.x that
 #     scripts/node-line.sh fetches; the Dockerfile's node:26 image) and the libraries it links;
-#   - the build takes the Dockerfile's `prebuilt` path (dist/ and production node_modules/
-#     made on the host) instead of `RUN npm ci`.
+#   - the build takes the Dockerfile's `prebuilt` path (`npm run image:prebuilt` fills .image/)
+#     instead of `RUN npm ci`. The Dockerfile and .dockerignore are used as they are, from the
+#     repository root; the image runs its default config, configured by environment only.
 # Needs root and buildah (Debian: apt-get install buildah). CI=true makes their absence an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,19 +44,13 @@ base=$("${B[@]}" from scratch)
 "${B[@]}" commit --quiet "$base" localhost/leadgate-node-base:verify >/dev/null
 "${B[@]}" rm "$base" >/dev/null
 
-echo "== build context: compiled output and production dependencies from the host"
-ctx="$work/context"
-mkdir -p "$ctx/dist"
-[ -f dist/src/main.js ] || npm run build --silent
-cp -r Dockerfile .dockerignore package.json package-lock.json config "$ctx/"
-cp -r dist/src "$ctx/dist/src"
-(cd "$ctx" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-sed -i '/^node_modules$/d; /^dist$/d' "$ctx/.dockerignore"
+echo "== build context: the repository, with the offline path's .image/ (npm run image:prebuilt)"
+bash scripts/image-context.sh
 
 echo "== buildah bud"
 "${B[@]}" bud --quiet --isolation chroot --pull-never --skip-unused-stages=true \
   --build-arg NODE_IMAGE=localhost/leadgate-node-base:verify --build-arg COMPILED=prebuilt \
-  -t localhost/leadgate:verify "$ctx" >/dev/null
+  -t localhost/leadgate:verify -f Dockerfile . >/dev/null
 "${B[@]}" inspect --type image --format '{{.OCIv1.Config.User}} {{.OCIv1.Config.Entrypoint}} {{.OCIv1.Config.Cmd}} {{.OCIv1.Config.StopSignal}}{{println}}' localhost/leadgate:verify
 size=$("${B[@]}" images --format '{{.Size}}' localhost/leadgate:verify)
 echo "image size: $size"
@@ -66,25 +61,28 @@ node --input-type=module -e "import('$PWD/dist/src/example/echo-upstream.js').th
 up_pid=$!
 ctr=$("${B[@]}" from --pull-never localhost/leadgate:verify)
 mnt=$("${B[@]}" mount "$ctr")
-# like a ConfigMap mounted over /etc/leadgate: the shipped example, pointed at this upstream
-sed -e "s#http://127.0.0.1:3000#http://127.0.0.1:$up_port#" -e 's/port: 8080/port: 0/' -e 's/port: 9090/port: 0/' \
-  config/gateway.yaml > "$mnt/etc/leadgate/gateway.yaml"
+# the image as shipped: its default config, everything from the environment
+cmp -s "$mnt/etc/leadgate/gateway.yaml" config/container.yaml || { echo "the image does not hold config/container.yaml"; exit 1; }
 user=$("${B[@]}" inspect --type image --format '{{.OCIv1.Config.User}}' localhost/leadgate:verify)
 mapfile -t argv < <("${B[@]}" inspect --type image --format '{{range .OCIv1.Config.Entrypoint}}{{println .}}{{end}}{{range .OCIv1.Config.Cmd}}{{println .}}{{end}}' localhost/leadgate:verify | sed '/^$/d')
 mapfile -t envs < <("${B[@]}" inspect --type image --format '{{range .OCIv1.Config.Env}}{{println .}}{{end}}' localhost/leadgate:verify | sed '/^$/d')
-set -a; . config/.env.example; set +a
-examples=(STOREFRONT_KEY="$STOREFRONT_KEY" STOREFRONT_SECRET="$STOREFRONT_SECRET" SERVER_KEY="$SERVER_KEY" SERVER_SECRET="$SERVER_SECRET" WRITE_KEY="$WRITE_KEY" WRITE_SECRET="$WRITE_SECRET")
+key="sk_verify_image_$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+secret="$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')"
+key_sha256=$(printf '%s' "$key" | sha256sum | cut -d' ' -f1)
+examples=(LEADGATE_UPSTREAM_URL="http://127.0.0.1:$up_port" LEADGATE_API_KEY_SHA256="$key_sha256" LEADGATE_SIGNING_SECRET="$secret")
 log="$work/gateway.log"
 (cd "$mnt" && exec env -i "${envs[@]}" "${examples[@]}" "$(command -v chroot)" --userspec="$user" "$mnt" "${argv[@]}") > "$log" 2>&1 &
 gw_pid=$!
 for _ in $(seq 1 100); do grep -q '"leadgate ready"' "$log" && break; sleep 0.1; done
 grep -q '"leadgate ready"' "$log" || { echo "no ready line:"; cat "$log"; exit 1; }
 api=$(grep '"leadgate ready"' "$log" | sed 's/.*"listen":"[^"]*:\([0-9]*\)".*/\1/')
-answer=$(node -e "
-fetch('http://127.0.0.1:$api/api/v2/merchant/orders', { headers: { 'x-apikey': process.env.SERVER_KEY, 'x-source': 'web' } })
-  .then(async (r) => { const b = await r.json(); console.log(r.status, b.key_name); })")
+answer=$(KEY="$key" SECRET="$secret" node --input-type=module -e "
+const { signLeadToken } = await import('$PWD/dist/src/client/index.js');
+const r = await fetch('http://127.0.0.1:$api/api/v2/merchant/orders', { headers: {
+  'x-apikey': process.env.KEY, 'x-source': 'web', 'x-leadtoken': signLeadToken(process.env.SECRET, 'lead-7') } });
+const b = await r.json(); console.log(r.status, b.key_name, b.lead_id);")
 echo "request through the image: $answer"
-[ "$answer" = "200 reporting" ] || { cat "$log"; exit 1; }
+[ "$answer" = "200 storefront lead-7" ] || { cat "$log"; exit 1; }
 kill -TERM "$gw_pid"
 wait "$gw_pid"; code=$?
 gw_pid=""

@@ -54,12 +54,13 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'log.requests': 'which requests get a log line: `all`, `errors` (status ≥ 400) or `none`',
   'keys[]': 'the API keys; at least one',
   'keys[].name': 'unique name: in logs, metrics and `x-api-key-name`',
-  'keys[].key': 'the key itself (usually `${ENV_VAR}`); or give `key_sha256`',
+  'keys[].key': 'the key itself (usually from an environment variable); or give `key_sha256`',
   'keys[].key_sha256':
     'lowercase hex sha256 of the key (`leadgate hash-key`): the key itself is never stored',
   'keys[].access_type': '`READ` (GET, HEAD) or `WRITE` (any method)',
   'keys[].purpose': 'for READ keys: `STOREFRONT` (needs a lead credential) or `SERVER`',
-  'keys[].signing_secret': 'HMAC / HS256 secret for digests and lead tokens (usually `${ENV_VAR}`)',
+  'keys[].signing_secret':
+    'HMAC / HS256 secret for digests and lead tokens (usually from an environment variable)',
   'keys[].signing_secret_file': 'or read the secret from this file (a mounted Secret); reloads on change',
   'keys[].origin_ips': 'when set, only these addresses or CIDRs may use the key (else 403)',
   'keys[].cors_origins': "narrows `cors.origins` for this key's requests",
