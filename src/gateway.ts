@@ -75,6 +75,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const markLoaded = (c: Config) => {
     metrics.configInfo.reset();
     metrics.configInfo.set({ hash: c.hash.slice(0, 16) }, 1);
+    metrics.keyExpiry.reset();
+    for (const [key, s] of c.keys.expiries()) metrics.keyExpiry.set({ key }, s);
     metrics.configLoaded.set(c.loadedAt.getTime() / 1000);
     health?.stop();
     health =

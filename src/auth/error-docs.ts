@@ -26,7 +26,7 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
   missing_api_key: { when: 'no `x-apikey` header', detail: 'the x-apikey header is required' },
   invalid_api_key: { when: 'the key is not one the config knows', detail: 'the API key is not valid' },
   expired_api_key: {
-    when: 'the key is past its `expires_at` (reserved: key expiry is not in this release)',
+    when: 'the key is past its `expires_at`',
     detail: 'the API key has expired',
   },
   missing_lead_credential: {

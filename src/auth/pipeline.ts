@@ -75,6 +75,9 @@ export function createPipeline(config: Config, replay: ReplayStore | null) {
     // 2. API key
     const key = checkApiKey(header(facts.headers, 'x-apikey'));
     if (key instanceof GatewayError) return refuse(key);
+    if (key.expiresAtS !== null && facts.nowS >= key.expiresAtS) {
+      return refuse(new GatewayError('expired_api_key', 'the API key has expired'), key);
+    }
 
     // 3. origin IP (the client address is only worked out for keys that have origin_ips)
     if (key.origins !== null) {

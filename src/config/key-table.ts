@@ -27,6 +27,7 @@ export class KeyTable {
   private readonly origins = new Map<number, IpMatcher>();
   private readonly cors = new Map<number, ReadonlySet<string>>();
   private readonly allCors = new Set<string>();
+  private readonly expires = new Map<number, number>();
   private readonly built = new LRUCache<number, ApiKey>({ max: BUILT });
 
   get size(): number {
@@ -40,6 +41,7 @@ export class KeyTable {
     this.secrets.push(own(secret));
     this.kinds.push(KINDS.findIndex(([a, p]) => a === raw.access_type && p === (raw.purpose ?? null)));
     if (raw.origin_ips) this.origins.set(at, createIpMatcher(raw.origin_ips.map(checkedRange)));
+    if (raw.expires_at !== undefined) this.expires.set(at, expiresAtS(raw.expires_at));
     if (raw.cors_origins) {
       this.cors.set(at, new Set(raw.cors_origins));
       for (const o of raw.cors_origins) this.allCors.add(o);
@@ -56,6 +58,11 @@ export class KeyTable {
   get(sha256Hex: string): ApiKey | undefined {
     const hash = Buffer.from(sha256Hex, 'hex').toString('latin1');
     return this.at(this.index.get(hash), hash);
+  }
+
+  /** Name and `expires_at` (unix seconds) of every key that has one. */
+  *expiries(): Iterable<readonly [string, number]> {
+    for (const [i, s] of this.expires) yield [this.names[i] ?? '', s];
   }
 
   /** Every origin some key names in its own `cors_origins`. */
@@ -78,6 +85,7 @@ export class KeyTable {
       origins: this.origins.get(i) ?? null,
       corsOrigins: this.cors.get(i) ?? null,
       needsLead: access === 'READ' && purpose === 'STOREFRONT',
+      expiresAtS: this.expires.get(i) ?? null,
     });
     this.built.set(i, key);
     return key;
@@ -90,4 +98,9 @@ export class KeyTable {
  */
 function own(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
+}
+
+/** `expires_at` (validated RFC 3339) as unix seconds. */
+export function expiresAtS(expiresAt: string): number {
+  return Math.floor(Date.parse(expiresAt) / 1000);
 }

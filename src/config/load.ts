@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { describeIssues, substituteEnv } from './issues.js';
-import { KeyTable } from './key-table.js';
+import { expiresAtS, KeyTable } from './key-table.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
 import { configSchema, leadsFileSchema, type RawConfig, type RawKey } from './schema.js';
 import type { Config, Lead, LeadsConfig } from './types.js';
@@ -213,6 +213,10 @@ function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[]
         secret = null;
       }
     }
+    if (raw.expires_at !== undefined) {
+      const soon = expiryWarning(expiresAtS(raw.expires_at), Math.floor(Date.now() / 1000));
+      if (soon !== null) ctx.warnings.add(at('expires_at'), soon);
+    }
     if (secret === null) return;
     const weak = weakSecret(secret);
     if (weak !== null)
@@ -233,6 +237,18 @@ function warningsOf(list: ProblemList): ConfigProblem[] {
     ...all.slice(0, MAX_WARNINGS),
     { file: all[0]?.file ?? '', line: null, field: '', message: `and ${more} more warnings like these` },
   ];
+}
+
+/** Keys expiring this close are warned about, so a rotation can be planned. */
+const EXPIRY_WARNING_S = 14 * 24 * 3600;
+
+function expiryWarning(expiresAt: number, nowS: number): string | null {
+  const when = new Date(expiresAt * 1000).toISOString();
+  if (expiresAt <= nowS)
+    return `the key expired at ${when}: requests with it are refused (401 expired_api_key)`;
+  const days = (expiresAt - nowS) / 86_400;
+  if (expiresAt - nowS > EXPIRY_WARNING_S) return null;
+  return `the key expires at ${when}, in ${days < 1 ? 'less than a day' : `${Math.floor(days)} day(s)`}`;
 }
 
 const PLACEHOLDER = /replace[-_ ]?me|change[-_ ]?me|example|placeholder|dummy|your[-_ ]?secret|^secret$/i;

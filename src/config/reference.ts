@@ -64,6 +64,8 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'keys[].signing_secret_file': 'or read the secret from this file (a mounted Secret); reloads on change',
   'keys[].origin_ips': 'when set, only these addresses or CIDRs may use the key (else 403)',
   'keys[].cors_origins': "narrows `cors.origins` for this key's requests",
+  'keys[].expires_at':
+    'RFC 3339 time after which the key is refused (401 `expired_api_key`); `check` warns 14 days ahead',
 };
 
 export interface FieldRow {

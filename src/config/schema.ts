@@ -41,6 +41,10 @@ const keySchema = z
     signing_secret_file: z.string().min(1).optional(),
     origin_ips: z.array(ipRange).optional(),
     cors_origins: z.array(origin).optional(),
+    /** After this instant (RFC 3339, with Z or an offset) the key is refused: 401 expired_api_key. */
+    expires_at: z.iso
+      .datetime({ offset: true, message: 'must be an RFC 3339 time, e.g. 2027-06-30T00:00:00Z' })
+      .optional(),
   })
   .superRefine((key, ctx) => {
     if ((key.key === undefined) === (key.key_sha256 === undefined)) {

@@ -20,6 +20,8 @@ export interface ApiKey {
   readonly corsOrigins: ReadonlySet<string> | null;
   /** True for READ + STOREFRONT: a lead credential is needed on every endpoint. */
   readonly needsLead: boolean;
+  /** Unix seconds from which the key is refused (`expires_at`), or null. */
+  readonly expiresAtS: number | null;
 }
 
 export interface Lead {

@@ -62,6 +62,12 @@ export function createMetrics(sources: { readonly logLinesDropped: () => number 
       labelNames: ['hash'] as const,
       registers: [registry],
     }),
+    keyExpiry: new Gauge({
+      name: 'leadgate_key_expiry_timestamp_seconds',
+      help: 'When each API key with expires_at expires (unix seconds): alert on it before it does',
+      labelNames: ['key'] as const,
+      registers: [registry],
+    }),
     configLoaded: new Gauge({
       name: 'leadgate_config_loaded_timestamp_seconds',
       help: 'When the config in force was loaded',

@@ -13,6 +13,7 @@ export function testKey(overrides: Partial<ApiKey> = {}): ApiKey {
     origins: null,
     corsOrigins: null,
     needsLead: false,
+    expiresAtS: null,
     ...overrides,
   };
 }
