@@ -1,7 +1,7 @@
 import jwt from 'jsonwebtoken';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeLeadDigest } from '../../src/auth/lead-digest.js';
-import { leadDigest, signLeadToken } from '../../src/client/index.js';
+import { signLeadToken } from '../../src/client/index.js';
 import { ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
