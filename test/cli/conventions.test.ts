@@ -26,15 +26,18 @@ describe('command-line conventions', () => {
     }
   });
 
-  it.each(COMMANDS)('"help %s" and "%s --help" print that command\'s usage on stdout, exit 0', (command) => {
-    const viaHelp = runCli(['help', command]);
-    const viaFlag = runCli([command, '--help']);
-    const viaShort = runCli([command, '-h']);
-    expect(viaHelp.code).toBe(0);
-    expect(viaHelp.stdout).toMatch(new RegExp(`^leadgate ${command}`));
-    expect(viaFlag).toEqual(viaHelp);
-    expect(viaShort).toEqual(viaHelp);
-  });
+  it.each(COMMANDS)(
+    'help %s, and the same command with --help or -h: its usage on stdout, exit 0',
+    (command) => {
+      const viaHelp = runCli(['help', command]);
+      const viaFlag = runCli([command, '--help']);
+      const viaShort = runCli([command, '-h']);
+      expect(viaHelp.code).toBe(0);
+      expect(viaHelp.stdout).toMatch(new RegExp(`^leadgate ${command}`));
+      expect(viaFlag).toEqual(viaHelp);
+      expect(viaShort).toEqual(viaHelp);
+    },
+  );
 
   it('usage errors go to stderr with exit 2: no command, unknown command, unknown option', () => {
     for (const args of [[], ['frobnicate'], ['help', 'frobnicate'], ['check', '--nope']]) {
