@@ -42,7 +42,7 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'x-timestamp is too far from the gateway clock',
   },
   invalid_lead_token: {
-    when: 'the token is malformed, not HS256, not signed with this key, or its claims fail',
+    when: 'the token is malformed, not HS256, not signed with this key (or not with the live secret its kid names), or its claims fail',
     detail: 'the lead token is malformed, not HS256, or not signed with this key',
   },
   expired_lead_token: { when: 'the token is past `exp`', detail: 'the lead token has expired' },

@@ -1,5 +1,5 @@
 import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
-import type { ApiKey } from '../config/types.js';
+import { type ApiKey, isLive } from '../config/types.js';
 import { GatewayError } from './errors.js';
 import type { ReplayStore } from './replay.js';
 
@@ -63,9 +63,8 @@ export function createLeadDigestVerifier(options: DigestOptions) {
     }
     if (!HEX_64.test(input.digest))
       return new GatewayError('invalid_digest', 'x-leaddigest must be 64 hex characters');
-    const expected = computeLeadDigest(key.secret, input.customerId, ts);
     const presented = Buffer.from(input.digest, 'hex');
-    if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) {
+    if (!matchesALiveSecret(key, presented, input.customerId, ts, nowS)) {
       return new GatewayError('invalid_digest', 'the lead digest does not match');
     }
     if (options.replay !== null) {
@@ -76,4 +75,21 @@ export function createLeadDigestVerifier(options: DigestOptions) {
     }
     return null;
   };
+}
+
+/** The digest against every live secret of the key, each compared in constant time. */
+function matchesALiveSecret(
+  key: ApiKey,
+  presented: Buffer,
+  customerId: string,
+  ts: string,
+  nowS: number,
+): boolean {
+  let matched = false;
+  for (const secret of key.verifiers) {
+    if (!isLive(secret, nowS)) continue;
+    const expected = computeLeadDigest(secret.key, customerId, ts);
+    if (presented.length === expected.length && timingSafeEqual(presented, expected)) matched = true;
+  }
+  return matched;
 }

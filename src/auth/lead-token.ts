@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { LRUCache } from 'lru-cache';
-import type { ApiKey } from '../config/types.js';
+import { type ApiKey, isLive, type SigningSecret } from '../config/types.js';
 import { GatewayError } from './errors.js';
 import { isValidLeadId, LEAD_ID_RULE } from './lead-id.js';
 
@@ -22,6 +22,8 @@ export interface LeadTokenOptions {
 
 interface CachedToken extends VerifiedToken {
   readonly keySha256: string;
+  /** The verifying secret's `verify_until`: past it, the cached verification no longer counts. */
+  readonly verifyUntilS: number | null;
 }
 
 const invalid = (detail: string) => new GatewayError('invalid_lead_token', detail);
@@ -41,14 +43,20 @@ export function createLeadTokenVerifier(options: LeadTokenOptions) {
 
   return function verifyLeadToken(key: ApiKey, token: string, nowS: number): VerifiedToken | GatewayError {
     const hit = cache?.get(token);
-    if (hit !== undefined && hit.keySha256 === key.sha256) {
+    if (
+      hit !== undefined &&
+      hit.keySha256 === key.sha256 &&
+      (hit.verifyUntilS === null || nowS < hit.verifyUntilS)
+    ) {
       if (hit.exp <= nowS) return new GatewayError('expired_lead_token', 'the lead token has expired');
       if (hit.exp - nowS <= maxLife) return hit;
     }
+    const secret = secretFor(key, token, nowS);
+    if (secret instanceof GatewayError) return secret;
     let decoded: jwt.Jwt;
     try {
       // nbf and iat are checked below with the skew; exp is checked here and again below.
-      decoded = jwt.verify(token, key.secret, {
+      decoded = jwt.verify(token, secret.key, {
         algorithms: ['HS256'],
         clockTimestamp: nowS,
         clockTolerance: 0,
@@ -66,7 +74,7 @@ export function createLeadTokenVerifier(options: LeadTokenOptions) {
     const claims = decoded.payload as Record<string, unknown>;
     const leadId = claims.lead_id as string;
     const exp = claims.exp as number;
-    const verified: CachedToken = { leadId, exp, keySha256: key.sha256 };
+    const verified: CachedToken = { leadId, exp, keySha256: key.sha256, verifyUntilS: secret.verifyUntilS };
     cache?.set(token, verified, { ttl: (exp - nowS) * 1000 });
     return verified;
   };
@@ -112,8 +120,31 @@ export function signLeadToken(
   nowS: number,
   ttlS: number,
   capExp?: number,
+  kid: string | null = null,
 ): { token: string; exp: number } {
   const exp = capExp === undefined ? nowS + ttlS : Math.min(capExp, nowS + ttlS);
-  const token = jwt.sign({ lead_id: leadId, iat: nowS, exp }, secret, { algorithm: 'HS256' });
+  const options: jwt.SignOptions = kid === null ? { algorithm: 'HS256' } : { algorithm: 'HS256', keyid: kid };
+  const token = jwt.sign({ lead_id: leadId, iat: nowS, exp }, secret, options);
   return { token, exp };
+}
+
+/**
+ * The secret a token is checked with. A key with one `signing_secret` has one, whatever `kid` the
+ * token names. With `signing_secrets`, `kid` is untrusted input (RFC 8725 §3.10): it only selects,
+ * by exact match, one of the key's own live secrets; a token without `kid` is accepted only where
+ * the key has a single secret.
+ */
+export function secretFor(key: ApiKey, token: string, nowS: number): SigningSecret | GatewayError {
+  const only = key.verifiers[0];
+  if (key.kid === null && only !== undefined) return only;
+  const kid = (jwt.decode(token, { complete: true })?.header as { kid?: unknown } | undefined)?.kid;
+  if (kid === undefined) {
+    if (key.verifiers.length === 1 && only !== undefined && isLive(only, nowS)) return only;
+    return invalid('the lead token names no kid, and this key has more than one signing secret');
+  }
+  const found = typeof kid === 'string' ? key.verifiers.find((s) => s.kid === kid) : undefined;
+  if (found === undefined || !isLive(found, nowS)) {
+    return invalid('the lead token names a kid that is not a live secret of this key');
+  }
+  return found;
 }

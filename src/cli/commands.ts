@@ -56,13 +56,14 @@ ${SECRET}
   token: {
     run: runToken,
     summary: 'print a lead token (Path A)',
-    usage: `leadgate token --lead-id ID [--ttl SECONDS] [--config PATH]
+    usage: `leadgate token --lead-id ID [--ttl SECONDS] [--kid KID] [--config PATH]
 
 Prints an HS256 lead token for one lead. A --ttl longer than the config's lead_token.ttl_s
 (3600 when there is no config) is refused: the gateway would refuse the token.
 
   --lead-id ID      the lead's id
   --ttl SECONDS     lifetime (default 3600)
+  --kid KID         the key id of the secret (keys with signing_secrets), put in the header
 ${CONFIG}
 
 ${SECRET}

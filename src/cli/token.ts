@@ -8,7 +8,7 @@ const DEFAULT_TTL_S = 3600;
 /** `leadgate token`: a Path A lead token for one lead, never longer-lived than the gateway accepts. */
 export function runToken(args: string[]): Promise<number> {
   return guarded(() => {
-    const opts = parseOptions(args, ['lead-id', 'ttl', 'config']);
+    const opts = parseOptions(args, ['lead-id', 'ttl', 'config', 'kid']);
     const leadId = opts['lead-id'];
     if (leadId === undefined || leadId === '') throw new UsageError('--lead-id is required');
     const ttl = opts.ttl === undefined ? DEFAULT_TTL_S : Number(opts.ttl);
@@ -19,7 +19,8 @@ export function runToken(args: string[]): Promise<number> {
         `--ttl ${ttl} is longer than lead_token.ttl_s (${limit.ttlS}, ${limit.from}): the gateway would refuse this token`,
       );
     }
-    process.stdout.write(`${signLeadToken(signingSecretFromEnv(), leadId, { ttlS: ttl })}\n`);
+    const kid = opts.kid === undefined ? {} : { kid: opts.kid };
+    process.stdout.write(`${signLeadToken(signingSecretFromEnv(), leadId, { ttlS: ttl, ...kid })}\n`);
     return 0;
   });
 }

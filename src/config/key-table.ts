@@ -1,8 +1,8 @@
 import { createSecretKey, hash as cryptoHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { checkedRange, createIpMatcher, type IpMatcher } from '../net/ip.js';
-import type { ResolvedKey } from './load.js';
-import type { AccessType, ApiKey, Purpose } from './types.js';
+import type { ResolvedKey, RotatedSecret } from './load.js';
+import type { AccessType, ApiKey, Purpose, SigningSecret } from './types.js';
 
 const KINDS: ReadonlyArray<readonly [AccessType, Purpose | null]> = [
   ['READ', 'SERVER'],
@@ -28,13 +28,15 @@ export class KeyTable {
   private readonly cors = new Map<number, ReadonlySet<string>>();
   private readonly allCors = new Set<string>();
   private readonly expires = new Map<number, number>();
+  /** Keys with `signing_secrets`: every entry (the minting one first), as text until built. */
+  private readonly rotations = new Map<number, readonly RotatedSecret[]>();
   private readonly built = new LRUCache<number, ApiKey>({ max: BUILT });
 
   get size(): number {
     return this.names.length;
   }
 
-  add({ raw, sha256, secret }: ResolvedKey): void {
+  add({ raw, sha256, secret, rotation }: ResolvedKey): void {
     const at = this.names.length;
     this.index.set(Buffer.from(sha256, 'hex').toString('latin1'), at);
     this.names.push(own(raw.name));
@@ -42,6 +44,12 @@ export class KeyTable {
     this.kinds.push(KINDS.findIndex(([a, p]) => a === raw.access_type && p === (raw.purpose ?? null)));
     if (raw.origin_ips) this.origins.set(at, createIpMatcher(raw.origin_ips.map(checkedRange)));
     if (raw.expires_at !== undefined) this.expires.set(at, expiresAtS(raw.expires_at));
+    if (rotation !== null) {
+      this.rotations.set(
+        at,
+        rotation.map((r) => ({ kid: own(r.kid), secret: own(r.secret), verifyUntilS: r.verifyUntilS })),
+      );
+    }
     if (raw.cors_origins) {
       this.cors.set(at, new Set(raw.cors_origins));
       for (const o of raw.cors_origins) this.allCors.add(o);
@@ -76,12 +84,19 @@ export class KeyTable {
     const hit = this.built.get(i);
     if (hit !== undefined) return hit;
     const [access, purpose] = KINDS[this.kinds[i] ?? 0] ?? KINDS[0] ?? ['READ', 'SERVER'];
+    const rotation = this.rotations.get(i);
+    const verifiers: SigningSecret[] = rotation
+      ? rotation.map((r) => ({ kid: r.kid, key: secretKey(r.secret), verifyUntilS: r.verifyUntilS }))
+      : [{ kid: null, key: secretKey(this.secrets[i] ?? ''), verifyUntilS: null }];
+    const minting = verifiers[0] as SigningSecret;
     const key: ApiKey = Object.freeze({
       name: this.names[i] ?? '',
       sha256: Buffer.from(hash, 'latin1').toString('hex'),
       access,
       purpose,
-      secret: createSecretKey(Buffer.from(this.secrets[i] ?? '', 'utf8')),
+      secret: minting.key,
+      kid: minting.kid,
+      verifiers: Object.freeze(verifiers),
       origins: this.origins.get(i) ?? null,
       corsOrigins: this.cors.get(i) ?? null,
       needsLead: access === 'READ' && purpose === 'STOREFRONT',
@@ -103,4 +118,8 @@ function own(text: string): string {
 /** `expires_at` (validated RFC 3339) as unix seconds. */
 export function expiresAtS(expiresAt: string): number {
   return Math.floor(Date.parse(expiresAt) / 1000);
+}
+
+function secretKey(text: string) {
+  return createSecretKey(Buffer.from(text, 'utf8'));
 }

@@ -16,11 +16,20 @@ export interface LoadOptions {
 }
 
 /** A key, validated, with what its build needs: plain data, so it crosses to another thread. */
+export interface RotatedSecret {
+  readonly kid: string;
+  readonly secret: string;
+  readonly verifyUntilS: number | null;
+}
+
 export interface ResolvedKey {
   readonly raw: RawKey;
   /** Lowercase hex of sha256(key). */
   readonly sha256: string;
+  /** The secret that mints. */
   readonly secret: string;
+  /** With `signing_secrets`: every entry, the minting one first; null with `signing_secret`. */
+  readonly rotation: readonly RotatedSecret[] | null;
 }
 
 /**
@@ -206,23 +215,60 @@ function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[]
     byValue.set(sha256, raw.name);
     let secret = raw.signing_secret ?? null;
     if (raw.signing_secret_file !== undefined) {
-      const content = ctx.readNamed(at('signing_secret_file'), raw.signing_secret_file);
-      secret = content === null ? null : content.replace(/\r?\n$/, '');
-      if (secret !== null && secret.length < 16) {
-        ctx.problems.add(at('signing_secret_file'), 'a signing secret must have at least 16 characters');
-        secret = null;
-      }
+      secret = readSecretFile(ctx, at('signing_secret_file'), raw.signing_secret_file);
     }
+    const rotation = raw.signing_secrets === undefined ? null : resolveRotation(raw.signing_secrets, at, ctx);
+    if (raw.signing_secrets !== undefined) secret = rotation?.[0]?.secret ?? null;
     if (raw.expires_at !== undefined) {
       const soon = expiryWarning(expiresAtS(raw.expires_at), Math.floor(Date.now() / 1000));
       if (soon !== null) ctx.warnings.add(at('expires_at'), soon);
     }
     if (secret === null) return;
-    const weak = weakSecret(secret);
+    const weak = rotation === null ? weakSecret(secret) : null;
     if (weak !== null)
       ctx.warnings.add(at(raw.signing_secret_file ? 'signing_secret_file' : 'signing_secret'), weak);
-    out.push({ raw, sha256, secret });
+    out.push({ raw, sha256, secret, rotation });
   });
+  return out;
+}
+
+function readSecretFile(ctx: KeyContext, path: Path, file: string): string | null {
+  const content = ctx.readNamed(path, file);
+  const secret = content === null ? null : content.replace(/\r?\n$/, '');
+  if (secret !== null && secret.length < 16) {
+    ctx.problems.add(path, 'a signing secret must have at least 16 characters');
+    return null;
+  }
+  return secret;
+}
+
+/** `signing_secrets`: each secret read, weak or dead ones warned about; null when one is missing. */
+function resolveRotation(
+  entries: NonNullable<RawKey['signing_secrets']>,
+  at: (...rest: Array<string | number>) => Path,
+  ctx: KeyContext,
+): RotatedSecret[] | null {
+  const nowS = Math.floor(Date.now() / 1000);
+  const out: RotatedSecret[] = [];
+  for (const [j, entry] of entries.entries()) {
+    const where = entry.secret_file === undefined ? 'secret' : 'secret_file';
+    const secret =
+      entry.secret_file === undefined
+        ? (entry.secret ?? null)
+        : readSecretFile(ctx, at('signing_secrets', j, 'secret_file'), entry.secret_file);
+    if (secret === null) return null;
+    const weak = weakSecret(secret);
+    if (weak !== null) ctx.warnings.add(at('signing_secrets', j, where), weak);
+    const verifyUntilS = entry.verify_until === undefined ? null : expiresAtS(entry.verify_until);
+    if (verifyUntilS !== null && verifyUntilS <= nowS) {
+      const when = new Date(verifyUntilS * 1000).toISOString();
+      ctx.warnings.add(
+        at('signing_secrets', j, 'verify_until'),
+        `the secret "${entry.kid}" stopped verifying at ${when}: remove it`,
+      );
+    }
+    out.push({ kid: entry.kid, secret, verifyUntilS });
+  }
   return out;
 }
 

@@ -62,6 +62,13 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'keys[].signing_secret':
     'HMAC / HS256 secret for digests and lead tokens (usually from an environment variable)',
   'keys[].signing_secret_file': 'or read the secret from this file (a mounted Secret); reloads on change',
+  'keys[].signing_secrets[]':
+    'instead of signing_secret, for rotation: the first mints (its kid in the token header), every live one verifies',
+  'keys[].signing_secrets[].kid': 'the key id, matched exactly against a token header `kid`',
+  'keys[].signing_secrets[].secret': 'the secret (usually from an environment variable)',
+  'keys[].signing_secrets[].secret_file': 'or read it from this file; reloads on change',
+  'keys[].signing_secrets[].verify_until':
+    'RFC 3339 time from which this secret verifies neither tokens nor digests (not on the first entry)',
   'keys[].origin_ips': 'when set, only these addresses or CIDRs may use the key (else 403)',
   'keys[].cors_origins': "narrows `cors.origins` for this key's requests",
   'keys[].expires_at':

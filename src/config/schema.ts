@@ -25,6 +25,29 @@ const ipRange = z.string().superRefine((text, ctx) => {
 const endpoint = (defaultPort: number) =>
   z.strictObject({ host: host.default('0.0.0.0'), port: port.default(defaultPort) });
 
+const rfc3339 = z.iso.datetime({
+  offset: true,
+  message: 'must be an RFC 3339 time, e.g. 2027-06-30T00:00:00Z',
+});
+
+/** One entry of `signing_secrets`: a kid, the secret (or its file) and when it stops verifying. */
+const signingSecretSchema = z
+  .strictObject({
+    kid: z.string().regex(/^[\x21-\x7e]{1,64}$/, 'must be 1-64 visible ASCII characters'),
+    secret: z.string().min(16, 'a signing secret must have at least 16 characters').optional(),
+    secret_file: z.string().min(1).optional(),
+    verify_until: rfc3339.optional(),
+  })
+  .superRefine((entry, ctx) => {
+    if ((entry.secret === undefined) === (entry.secret_file === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secret'],
+        message: 'give exactly one of secret or secret_file',
+      });
+    }
+  });
+
 const keySchema = z
   .strictObject({
     name: z
@@ -39,23 +62,45 @@ const keySchema = z
     purpose: z.enum(['SERVER', 'STOREFRONT']).optional(),
     signing_secret: z.string().min(16, 'a signing secret must have at least 16 characters').optional(),
     signing_secret_file: z.string().min(1).optional(),
+    /** Instead of signing_secret: the first mints, every live one verifies (rotation). */
+    signing_secrets: z.array(signingSecretSchema).min(1, 'list at least one secret').optional(),
     origin_ips: z.array(ipRange).optional(),
     cors_origins: z.array(origin).optional(),
     /** After this instant (RFC 3339, with Z or an offset) the key is refused: 401 expired_api_key. */
-    expires_at: z.iso
-      .datetime({ offset: true, message: 'must be an RFC 3339 time, e.g. 2027-06-30T00:00:00Z' })
-      .optional(),
+    expires_at: rfc3339.optional(),
   })
   .superRefine((key, ctx) => {
     if ((key.key === undefined) === (key.key_sha256 === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['key'], message: 'give exactly one of key or key_sha256' });
     }
-    if ((key.signing_secret === undefined) === (key.signing_secret_file === undefined)) {
+    const secretForms = [key.signing_secret, key.signing_secret_file, key.signing_secrets].filter(
+      (v) => v !== undefined,
+    ).length;
+    if (secretForms !== 1) {
       ctx.addIssue({
         code: 'custom',
         path: ['signing_secret'],
-        message: 'give exactly one of signing_secret or signing_secret_file',
+        message: 'give exactly one of signing_secret, signing_secret_file or signing_secrets',
       });
+    }
+    const [first, ...rest] = key.signing_secrets ?? [];
+    if (first?.verify_until !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['signing_secrets', 0, 'verify_until'],
+        message: 'the first secret mints tokens: it cannot have verify_until',
+      });
+    }
+    const kids = new Set<string>(first ? [first.kid] : []);
+    for (const [i, entry] of rest.entries()) {
+      if (kids.has(entry.kid)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['signing_secrets', i + 1, 'kid'],
+          message: `kid "${entry.kid}" is listed twice`,
+        });
+      }
+      kids.add(entry.kid);
     }
     if (key.access_type === 'READ' && key.purpose === undefined) {
       ctx.addIssue({

@@ -14,14 +14,33 @@ export interface ApiKey {
   readonly sha256: string;
   readonly access: AccessType;
   readonly purpose: Purpose | null;
-  /** The signing secret, as a KeyObject made once at load (HMAC and HS256 both take it). */
+  /** The secret that mints, as a KeyObject made once (HMAC and HS256 both take it). */
   readonly secret: KeyObject;
+  /** Its kid, put in the header of minted tokens (keys with `signing_secrets`), or null. */
+  readonly kid: string | null;
+  /**
+   * Every secret that verifies, the minting one first. With `signing_secret`: that one, kid null.
+   * With `signing_secrets`: each entry, dead from its `verify_until` on.
+   */
+  readonly verifiers: readonly SigningSecret[];
   readonly origins: IpMatcher | null;
   readonly corsOrigins: ReadonlySet<string> | null;
   /** True for READ + STOREFRONT: a lead credential is needed on every endpoint. */
   readonly needsLead: boolean;
   /** Unix seconds from which the key is refused (`expires_at`), or null. */
   readonly expiresAtS: number | null;
+}
+
+export interface SigningSecret {
+  readonly kid: string | null;
+  readonly key: KeyObject;
+  /** Unix seconds from which this secret verifies nothing, or null. */
+  readonly verifyUntilS: number | null;
+}
+
+/** True while `secret` verifies. */
+export function isLive(secret: SigningSecret, nowS: number): boolean {
+  return secret.verifyUntilS === null || nowS < secret.verifyUntilS;
 }
 
 export interface Lead {

@@ -48,6 +48,6 @@ export async function answerLookup(
         : await resolver.byId(principal.lookupId ?? '', ctx);
   }
   if (lead === null) return new GatewayError('lead_not_found', 'no lead matches');
-  const { token, exp } = signLeadToken(principal.key.secret, lead._id, nowS, ttlS, capExp);
+  const { token, exp } = signLeadToken(principal.key.secret, lead._id, nowS, ttlS, capExp, principal.key.kid);
   return { lead_token: token, expires_in: exp - nowS, lead };
 }

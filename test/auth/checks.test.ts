@@ -18,6 +18,7 @@ describe('api key', () => {
     },
     sha256: hashApiKey('the-key-value-0001'),
     secret: 'secret-secret-secret',
+    rotation: null,
   });
   const check = createApiKeyCheck(table);
   it('finds a known key by its hash, built once and then kept', () => {

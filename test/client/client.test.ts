@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { computeLeadDigest } from '../../src/auth/lead-digest.js';
 import { createLeadTokenVerifier, signLeadToken as gatewaySign } from '../../src/auth/lead-token.js';
 import { LeadgateClientError, leadDigest, signLeadToken } from '../../src/client/index.js';
+import { testKey } from '../helpers/key.js';
 
 const SECRET = 'a-merchant-signing-secret-32-bytes!';
 
@@ -16,17 +17,16 @@ describe('leadgate/client (no dependencies)', () => {
       expect(signLeadToken(SECRET, leadId, { now, ttlS: ttl })).toBe(
         gatewaySign(SECRET, leadId, now, ttl).token,
       );
+      expect(signLeadToken(SECRET, leadId, { now, ttlS: ttl, kid: '2026-11' })).toBe(
+        gatewaySign(SECRET, leadId, now, ttl, undefined, '2026-11').token,
+      );
     }
   });
 
   it("mints tokens the gateway's verifier accepts, and puts kid in the header when given", () => {
     const now = Math.floor(Date.now() / 1000);
     const verify = createLeadTokenVerifier({ ttlS: 3600, maxSkewS: 60, cacheSize: 10 });
-    const key = {
-      name: 'k',
-      sha256: 'x',
-      secret: createSecretKey(Buffer.from(SECRET)),
-    } as unknown as Parameters<typeof verify>[0];
+    const key = testKey({ secret: createSecretKey(Buffer.from(SECRET)) });
     const token = signLeadToken(SECRET, 'lead-9', { now });
     expect(verify(key, token, now)).toMatchObject({ leadId: 'lead-9' });
     const withKid = signLeadToken(SECRET, 'lead-9', { now, kid: '2026-11' });
