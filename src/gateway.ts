@@ -8,8 +8,9 @@ import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
 import { createAdminHandler } from './http/admin.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
 import type { Forwarder } from './http/forward.js';
+import { createForwardAuthHandler } from './http/forward-auth.js';
 import { createUndiciForwarder } from './http/forward-undici.js';
-import { createRequestHandler, type Lifecycle } from './http/server.js';
+import { createRequestHandler, type HandlerDeps, type Lifecycle } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
 import { createLogger, type Logger, sinkOf } from './observability/log.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
@@ -29,6 +30,8 @@ export interface GatewayOptions {
 export interface Gateway {
   readonly apiPort: number;
   readonly adminPort: number;
+  /** The forward-auth listener's port, or null when `forward_auth` is not configured. */
+  readonly forwardAuthPort: number | null;
   readonly metrics: Metrics;
   readonly config: () => Config;
   /**
@@ -86,25 +89,29 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   markLoaded(config);
 
-  const guard = createConnectionGuard({
-    lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
-    onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
-  });
-  const api = createApiServer(
-    config.limits,
+  const newGuard = () =>
+    createConnectionGuard({
+      lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
+      onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
+    });
+  const guard = newGuard();
+  const deps: HandlerDeps = {
+    current: () => state,
+    forwarder,
+    metrics,
+    logger,
+    requestLog: createRequestLog(logger),
     guard,
-    createRequestHandler({
-      current: () => state,
-      forwarder,
-      metrics,
-      logger,
-      requestLog: createRequestLog(logger),
-      guard,
-      lifecycle,
-      inflight,
-      now: options.now,
-    }),
-  );
+    lifecycle,
+    inflight,
+    now: options.now,
+  };
+  const api = createApiServer(config.limits, guard, createRequestHandler(deps));
+  const faGuard = newGuard();
+  const forwardAuth =
+    config.forwardAuth === null
+      ? null
+      : createApiServer(config.limits, faGuard, createForwardAuthHandler({ ...deps, guard: faGuard }));
 
   const admin = http.createServer(
     createAdminHandler(metrics, {
@@ -118,6 +125,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   await listen(api, config.listen.host, config.listen.port);
   await listen(admin, config.admin.host, config.admin.port);
+  if (forwardAuth !== null && config.forwardAuth !== null) {
+    await listen(forwardAuth, config.forwardAuth.listen.host, config.forwardAuth.listen.port);
+  }
+  const forwardAuthPort = forwardAuth === null ? null : (forwardAuth.address() as AddressInfo).port;
   const apiPort = (api.address() as AddressInfo).port;
   const adminPort = (admin.address() as AddressInfo).port;
 
@@ -147,9 +158,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const closeAll = async () => {
     watcher?.close();
     health?.stop();
-    api.closeAllConnections();
-    admin.closeAllConnections();
-    await Promise.all([closeServer(api), closeServer(admin)]);
+    for (const server of [api, admin, forwardAuth]) server?.closeAllConnections();
+    await Promise.all([closeServer(api), closeServer(admin), forwardAuth ? closeServer(forwardAuth) : null]);
     forwarder.close();
     agent.destroy();
     state.resolver.close();
@@ -159,6 +169,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     apiPort,
     adminPort,
+    forwardAuthPort,
     metrics,
     config: () => state.config,
     reload,
@@ -172,8 +183,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
         );
         await sleep(delayS * 1000);
         lifecycle.stopped = true;
-        void closeServer(api);
-        api.closeIdleConnections();
+        for (const server of [api, forwardAuth]) {
+          if (server === null) continue;
+          void closeServer(server);
+          server.closeIdleConnections();
+        }
         logger.info({ inflight: inflight.count }, 'listener closed; finishing in-flight requests');
         const finished = await waitUntil(() => inflight.count === 0, timeoutS * 1000);
         if (!finished)
@@ -193,6 +207,7 @@ function restartNeeded(previous: Config, next: Config): boolean {
     next.listen.host !== previous.listen.host ||
     next.admin.port !== previous.admin.port ||
     next.admin.host !== previous.admin.host ||
+    JSON.stringify(next.forwardAuth) !== JSON.stringify(previous.forwardAuth) ||
     next.upstream.engine !== previous.upstream.engine
   );
 }

@@ -56,6 +56,9 @@ export function runServe(args: string[]): Promise<number> {
       {
         listen: `${config.listen.host}:${gateway.apiPort}`,
         admin: `${config.admin.host}:${gateway.adminPort}`,
+        ...(config.forwardAuth === null
+          ? {}
+          : { forward_auth: `${config.forwardAuth.listen.host}:${gateway.forwardAuthPort}` }),
         upstream: config.upstream.url.origin,
         keys: config.keys.size,
         config: config.file,

@@ -148,6 +148,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
     watchedFiles: r.watchedFiles,
     listen: raw.listen,
     admin: raw.admin,
+    forwardAuth: raw.forward_auth ?? null,
     upstream: {
       url: new URL(raw.upstream.url),
       timeoutMs: raw.upstream.timeout_ms,

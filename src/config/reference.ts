@@ -19,6 +19,9 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'listen.port': 'port of the API listener; 0 picks a free one',
   'admin.host': 'address of /healthz, /readyz and /metrics',
   'admin.port': 'port of the admin listener',
+  'forward_auth.listen.host':
+    'address of the forward-auth listener (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz); off when absent',
+  'forward_auth.listen.port': 'its port',
   'upstream.url': 'the backend every valid request is forwarded to',
   'upstream.timeout_ms': 'longest wait for the upstream response headers: then 504 `upstream_timeout`',
   'upstream.connect_timeout_ms': 'connect timeout and idle socket timeout toward the upstream',

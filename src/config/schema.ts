@@ -146,6 +146,8 @@ function uniqueKeys(keys: ReadonlyArray<z.infer<typeof keySchema>>, ctx: z.Refin
 export const configSchema = z.strictObject({
   listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
   admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
+  /** A second listener for auth-only answers: nginx auth_request, Traefik ForwardAuth, Envoy ext_authz. */
+  forward_auth: z.strictObject({ listen: endpoint(8081) }).optional(),
   upstream: z.strictObject({
     url: z.url({ protocol: /^https?$/ }),
     timeout_ms: positive.default(30_000),

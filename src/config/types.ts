@@ -69,6 +69,8 @@ export interface Config {
   readonly watchedFiles: readonly string[];
   readonly listen: { readonly host: string; readonly port: number };
   readonly admin: { readonly host: string; readonly port: number };
+  /** The forward-auth listener, or null when not configured. */
+  readonly forwardAuth: { readonly listen: { readonly host: string; readonly port: number } } | null;
   readonly upstream: {
     readonly url: URL;
     readonly timeoutMs: number;

@@ -13,7 +13,7 @@ import type { ForwardHandle } from './forward.js';
 import { writeProblem } from './problem.js';
 import { announcesBody } from './protocol.js';
 
-export type Kind = 'forward' | 'lookup' | 'preflight' | 'refused';
+export type Kind = 'forward' | 'lookup' | 'preflight' | 'auth' | 'refused';
 
 export interface ExchangeDeps {
   readonly metrics: Metrics;

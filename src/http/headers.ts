@@ -85,9 +85,13 @@ export function upstreamHeaders(
         ? 'https'
         : 'http';
   out['x-request-id'] = hop.requestId;
+  return Object.assign(out, identityHeaders(principal));
+}
+
+/** CONTRACT §5: who is calling, for the upstream (or, in forward-auth, for the proxy to copy). */
+export function identityHeaders(principal: Principal): Record<string, string> {
   const key = principal.key;
-  out['x-api-key-name'] = key.name;
-  out['x-api-key-access'] = key.access;
+  const out: Record<string, string> = { 'x-api-key-name': key.name, 'x-api-key-access': key.access };
   if (key.purpose !== null) out['x-api-key-purpose'] = key.purpose;
   if (principal.lead?.via === 'token') out['x-lead-id'] = principal.lead.leadId;
   return out;

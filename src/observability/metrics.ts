@@ -15,9 +15,9 @@ export function createMetrics(sources: { readonly logLinesDropped: () => number 
     requests: createRequestCounter(registry),
     requestDuration: new FixedHistogram(
       'leadgate_request_duration_seconds',
-      'Time from request to response end, by kind: forward, lookup, preflight, refused',
+      'Time from request to response end, by kind: forward, lookup, preflight, auth (forward-auth answers), refused',
       'kind',
-      ['forward', 'lookup', 'preflight', 'refused'],
+      ['forward', 'lookup', 'preflight', 'auth', 'refused'],
       buckets,
       registry,
     ),

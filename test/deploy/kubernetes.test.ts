@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Deployment } from 'kubernetes-models/apps/v1';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
@@ -155,5 +156,22 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     const strict = runCli(['check', '--strict', '--config', join(dir, 'gateway.yaml')]);
     expect(strict.code).toBe(1);
     expect(strict.stderr).toMatch(/looks like a placeholder/);
+  });
+
+  it('ships forward-auth examples: an ingress-nginx Ingress pair and an Istio CUSTOM AuthorizationPolicy', () => {
+    const docs = (file: string) =>
+      parseAllDocuments(readFileSync(new URL(`../${file}`, DIR), 'utf8')).map((d) => d.toJS() as Obj);
+    const ingresses = docs('ingress-nginx/ingress.yaml');
+    for (const o of ingresses) expect(() => new Ingress(o as never).validate()).not.toThrow();
+    const meta = ingresses[0]?.metadata as { annotations?: Record<string, string> } | undefined;
+    const annotations = meta?.annotations ?? {};
+    expect(annotations['nginx.ingress.kubernetes.io/auth-url']).toMatch(/:8081\//);
+    expect(annotations['nginx.ingress.kubernetes.io/auth-response-headers']).toContain('X-Lead-Id');
+    const [policy] = docs('istio/authorization-policy.yaml') as Array<
+      Obj & { spec: { action: string; provider: { name: string } } }
+    >;
+    expect(policy?.kind).toBe('AuthorizationPolicy');
+    expect(policy?.spec.action).toBe('CUSTOM');
+    expect(policy?.spec.provider.name).toBe('leadgate');
   });
 });

@@ -1,0 +1,107 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { GatewayError } from '../auth/errors.js';
+import type { Principal } from '../auth/pipeline.js';
+import { Exchange } from './exchange.js';
+import { identityHeaders } from './headers.js';
+import type { HandlerDeps } from './server.js';
+
+export interface OriginalRequest {
+  readonly method: string;
+  readonly url: string;
+}
+
+const bad = (detail: string) => new GatewayError('bad_request', detail);
+
+/** One proxy's pair of headers naming the original request, or null when it sent neither. */
+function pair(method: unknown, uri: unknown, ownMethod: string): OriginalRequest | GatewayError | null {
+  if (method === undefined && uri === undefined) return null;
+  if (Array.isArray(method) || Array.isArray(uri))
+    return bad('the original method and URI must be sent once each');
+  if (typeof uri !== 'string' || uri === '') return bad('the original URI is missing');
+  return { method: typeof method === 'string' && method !== '' ? method.toUpperCase() : ownMethod, url: uri };
+}
+
+/**
+ * Which request a forward-auth call asks about (CONTRACT §8): `X-Original-Method`/`-URI` (nginx,
+ * ingress-nginx), `X-Forwarded-Method`/`-Uri` (Traefik, Caddy), or the call itself (Envoy
+ * ext_authz). A proxy sets only its own pair and passes the other through from the client, so
+ * two pairs that disagree are a client's attempt to be judged on another request: 400, never 200.
+ */
+export function originalRequest(
+  headers: IncomingHttpHeaders,
+  own: OriginalRequest,
+): OriginalRequest | GatewayError {
+  const nginx = pair(headers['x-original-method'], headers['x-original-uri'], own.method);
+  if (nginx instanceof GatewayError) return nginx;
+  const traefik = pair(headers['x-forwarded-method'], headers['x-forwarded-uri'], own.method);
+  if (traefik instanceof GatewayError) return traefik;
+  if (nginx !== null && traefik !== null && (nginx.method !== traefik.method || nginx.url !== traefik.url)) {
+    return bad('the X-Original-* and X-Forwarded-* headers name different requests');
+  }
+  return nginx ?? traefik ?? own;
+}
+
+/**
+ * The forward-auth listener: every request is a question about another one. The §3 checks run on
+ * the original method and URI (the URI through every path rule) with the call's own headers and
+ * peer; the answer is 200 with the identity headers for the proxy to copy upstream, empty body,
+ * or the refusal, as the API listener would give it. The lookup is never answered here.
+ */
+export function createForwardAuthHandler(deps: HandlerDeps) {
+  const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
+  return function handle(req: IncomingMessage, res: ServerResponse): void {
+    const ex = new Exchange(deps, req, res, deps.current());
+    deps.guard.begin(req, res, ex);
+    ex.kind = 'auth';
+    try {
+      decide(ex);
+    } catch (err) {
+      ex.unexpected(err);
+    }
+  };
+
+  function decide(ex: Exchange): void {
+    const { res } = ex;
+    if (deps.lifecycle.draining) res.setHeader('connection', 'close');
+    const verdict = judge(ex);
+    if (verdict instanceof GatewayError) {
+      ex.refuse(verdict);
+      return;
+    }
+    ex.leaveBody();
+    res.writeHead(200, {
+      ...identityHeaders(verdict),
+      'x-request-id': ex.requestId,
+      'cache-control': 'no-store',
+      'content-length': 0,
+    });
+    res.end();
+  }
+
+  /** Who the original request is from, or why it is refused. */
+  function judge(ex: Exchange): Principal | GatewayError {
+    const { req, state } = ex;
+    const original = originalRequest(req.headers, { method: req.method ?? 'GET', url: req.url ?? '/' });
+    if (original instanceof GatewayError) return original;
+    const result = state.authenticate({
+      ...original,
+      headers: req.headers,
+      peer: req.socket.remoteAddress,
+      nowS: nowS(),
+    });
+    ex.key = result.key;
+    if (result.error !== null || result.principal === null) {
+      return result.error ?? new GatewayError('internal_error', 'authentication gave no answer');
+    }
+    if (!state.cors.allows(req.headers.origin, result.principal.key)) {
+      return new GatewayError('cors_origin_not_allowed', 'this API key may not be used from this origin');
+    }
+    if (result.principal.lookupId !== null) {
+      return new GatewayError(
+        'not_found',
+        'the lead lookup is answered on the API listener: route /api/v2/merchant/leads/ there',
+      );
+    }
+    return result.principal;
+  }
+}

@@ -1,0 +1,225 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { leadDigest, signLeadToken } from '../../src/client/index.js';
+import { ask } from '../helpers/client.js';
+import { KEYS, writeConfig } from '../helpers/fixture.js';
+import { startTestGateway } from '../helpers/gateway.js';
+import { requires } from '../helpers/optional.js';
+import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
+
+let upstream: RecordingUpstream;
+let gw: Awaited<ReturnType<typeof startTestGateway>>;
+const token = () => signLeadToken(KEYS.storefront.secret, 'lead-1');
+const storefront = () => ({ 'x-apikey': KEYS.storefront.key, 'x-source': 'web', 'x-leadtoken': token() });
+
+beforeAll(async () => {
+  upstream = await startRecordingUpstream();
+  gw = await startTestGateway(
+    writeConfig({ upstream: upstream.url, extra: 'forward_auth: { listen: { host: 127.0.0.1, port: 0 } }' }),
+  );
+});
+afterAll(async () => {
+  await gw.close();
+  await upstream.close();
+});
+
+const authPort = () => gw.forwardAuthPort ?? 0;
+
+describe('forward-auth listener', () => {
+  it('answers 200 with the identity headers, each once, and an empty body', async () => {
+    const r = await ask(authPort(), {
+      path: '/_auth',
+      headers: {
+        ...storefront(),
+        'x-original-method': 'GET',
+        'x-original-uri': '/api/v2/merchant/orders?page=2',
+      },
+    });
+    expect(r.status).toBe(200);
+    expect(r.text).toBe('');
+    expect(r.headers['x-lead-id']).toBe('lead-1');
+    expect(r.headers['x-api-key-name']).toBe('storefront');
+    expect(r.headers['x-api-key-access']).toBe('READ');
+    expect(r.headers['x-api-key-purpose']).toBe('STOREFRONT');
+    expect(r.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(upstream.received.length).toBe(0); // nothing is forwarded from this listener
+  });
+
+  it('refuses as the API listener would, judging the original request (Traefik pair, Envoy style too)', async () => {
+    const none = await ask(authPort(), {
+      path: '/x',
+      headers: {
+        'x-source': 'web',
+        'x-forwarded-method': 'GET',
+        'x-forwarded-uri': '/api/v2/merchant/orders',
+      },
+    });
+    expect(none.status).toBe(401);
+    expect(none.headers['content-type']).toBe('application/problem+json');
+    expect(none.json().code).toBe('missing_api_key');
+    const write = await ask(authPort(), {
+      path: '/x',
+      headers: {
+        'x-apikey': KEYS.server.key,
+        'x-source': 'web',
+        'x-forwarded-method': 'DELETE',
+        'x-forwarded-uri': '/api/v2/merchant/orders/1',
+      },
+    });
+    expect(write.json().code).toBe('method_not_allowed');
+    const envoy = await ask(authPort(), { path: '/api/v2/merchant/orders', headers: storefront() });
+    expect(envoy.status).toBe(200);
+    const dots = await ask(authPort(), {
+      path: '/x',
+      headers: { ...storefront(), 'x-original-uri': '/api/v2/merchant/../merchant/orders' },
+    });
+    expect(dots.json().code).toBe('bad_path');
+  });
+
+  it('answers 400 when the two proxies pairs name different requests, and never serves the lookup', async () => {
+    const both = await ask(authPort(), {
+      path: '/x',
+      headers: {
+        ...storefront(),
+        'x-original-method': 'GET',
+        'x-original-uri': '/api/v2/merchant/orders',
+        'x-forwarded-method': 'GET',
+        'x-forwarded-uri': '/api/v2/merchant/admin',
+      },
+    });
+    expect(both.status).toBe(400);
+    expect(both.json().code).toBe('bad_request');
+    const lookup = await ask(authPort(), {
+      path: '/x',
+      headers: { ...storefront(), 'x-original-uri': '/api/v2/merchant/leads/lead-1' },
+    });
+    expect(lookup.status).toBe(404);
+    expect(lookup.json().detail).toMatch(/API listener/);
+  });
+});
+
+const NGINX = '/usr/sbin/nginx';
+const hasNginx = (() => {
+  try {
+    execFileSync(NGINX, ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const SNIPPET = new URL('../../deploy/nginx/leadgate-auth.conf', import.meta.url).pathname;
+
+/** nginx running the shipped snippet, its three upstreams pointed at this test's servers. */
+function nginxConfig(dir: string, port: number, auth: number, api: number, up: string): string {
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
+    .map((t) => `${t}_temp_path ${dir}/${t};`)
+    .join(' ');
+  return `worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
+events { worker_connections 64; }
+http {
+  access_log off; ${temp}
+  upstream leadgate_auth { server 127.0.0.1:${auth}; }
+  upstream leadgate_api { server 127.0.0.1:${api}; }
+  upstream app { server ${new URL(up).host}; }
+  server {
+    listen 127.0.0.1:${port};
+    include ${SNIPPET};
+  }
+}
+`;
+}
+
+describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'))(
+  'behind a real nginx (auth_request)',
+  () => {
+    let nginx: ChildProcess;
+    let port: number;
+    beforeAll(async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'leadgate-nginx-'));
+      for (const t of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, t));
+      port = await freePort();
+      writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, port, authPort(), gw.apiPort, upstream.url));
+      nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
+      for (let i = 0; i < 100; i++) {
+        const up = await ask(port, { path: '/healthz-probe' }).then(
+          () => true,
+          () => false,
+        );
+        if (up) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    });
+    afterAll(() => {
+      nginx?.kill('SIGQUIT');
+    });
+
+    it('forwards an accepted request with the identity copied by auth_request_set, spoofs replaced', async () => {
+      const r = await ask(port, {
+        path: '/api/v2/merchant/orders',
+        headers: {
+          ...storefront(),
+          'x-lead-id': 'someone-else',
+          'x-api-key-name': 'admin',
+          x_lead_id: 'evil',
+        },
+      });
+      expect(r.status).toBe(200);
+      const got = upstream.received.at(-1)?.headers ?? {};
+      expect(got['x-lead-id']).toBe('lead-1');
+      expect(got['x-api-key-name']).toBe('storefront');
+      expect(got['x-api-key-purpose']).toBe('STOREFRONT');
+      expect(got.x_lead_id).toBeUndefined();
+      expect(got['x-apikey']).toBeUndefined();
+      const server = await ask(port, {
+        path: '/api/v2/merchant/orders',
+        headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web', 'x-lead-id': 'someone-else' },
+      });
+      expect(server.status).toBe(200);
+      expect(upstream.received.at(-1)?.headers['x-lead-id']).toBeUndefined();
+    });
+
+    it("shows the client leadgate's own refusal: status and problem+json", async () => {
+      const count = upstream.received.length;
+      const r = await ask(port, { path: '/api/v2/merchant/orders', headers: { 'x-source': 'web' } });
+      expect(r.status).toBe(401);
+      expect(r.headers['content-type']).toBe('application/problem+json');
+      expect(r.json().code).toBe('missing_api_key');
+      const fenced = await ask(port, {
+        path: '/api/v2/merchant/orders',
+        headers: { 'x-apikey': KEYS.fenced.key, 'x-source': 'web' },
+      });
+      expect(fenced.status).toBe(403);
+      expect(fenced.json().code).toBe('origin_not_allowed');
+      expect(upstream.received.length).toBe(count);
+    });
+
+    it('routes the lookup to the API listener, which answers it', async () => {
+      const ts = Math.floor(Date.now() / 1000);
+      const r = await ask(port, {
+        path: '/api/v2/merchant/leads/x?customer_id=cust-1',
+        headers: {
+          'x-apikey': KEYS.storefront.key,
+          'x-source': 'web',
+          'x-timestamp': String(ts),
+          'x-leaddigest': leadDigest(KEYS.storefront.secret, 'cust-1', ts),
+        },
+      });
+      expect(r.status).toBe(200);
+      expect(typeof r.json().lead_token).toBe('string');
+    });
+  },
+);
