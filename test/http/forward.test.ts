@@ -73,6 +73,13 @@ describe.each(['undici', 'http-proxy'] as const)('forwarding engine %s', (engine
       expect(got[0]?.headers['x-api-key-purpose']).toBe('STOREFRONT');
     });
 
+    it('passes W3C trace context (traceparent, tracestate) through to the upstream unchanged', async () => {
+      const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const { got } = await forwarded({ ...server, traceparent, tracestate: 'vendor=abc' });
+      expect(got[0]?.headers.traceparent).toBe(traceparent);
+      expect(got[0]?.headers.tracestate).toBe('vendor=abc');
+    });
+
     it('verifies a token that a key without the need for one presents', async () => {
       const ok = await forwarded({ ...server, 'x-leadtoken': tokenFor('lead-2', KEYS.server.secret) });
       expect(ok.got[0]?.headers['x-lead-id']).toBe('lead-2');
