@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { load } from 'js-yaml';
 import { signLeadToken } from '../client/index.js';
+import { readYaml } from '../config/yaml.js';
 import { configPathFrom, guarded, parseOptions, signingSecretFromEnv, UsageError } from './args.js';
 
 const DEFAULT_TTL_S = 3600;
@@ -35,8 +35,9 @@ function ttlLimit(option: string | undefined): { ttlS: number; from: string } {
     if (option !== undefined) throw new UsageError(`cannot read the config ${path}`);
     return { ttlS: DEFAULT_TTL_S, from: 'the default; no config found' };
   }
-  const raw = load(text) as { lead_token?: { ttl_s?: unknown } } | null;
-  const ttl = raw?.lead_token?.ttl_s;
+  const parsed = readYaml(path, text);
+  if ('problems' in parsed) throw new Error(parsed.problems.map((p) => p.message).join('; '));
+  const ttl = (parsed.value as { lead_token?: { ttl_s?: unknown } } | null)?.lead_token?.ttl_s;
   return typeof ttl === 'number' && Number.isInteger(ttl) && ttl > 0
     ? { ttlS: ttl, from: path }
     : { ttlS: DEFAULT_TTL_S, from: `the default; ${path} does not set it` };

@@ -36,14 +36,15 @@ export class KeyTable {
     return this.names.length;
   }
 
-  add({ raw, sha256, secret, rotation }: ResolvedKey): void {
+  add({ raw, sha256, secret, rotation, expiresAtS }: ResolvedKey): void {
     const at = this.names.length;
     this.index.set(Buffer.from(sha256, 'hex').toString('latin1'), at);
     this.names.push(own(raw.name));
-    this.secrets.push(own(secret));
+    // a rotating key's secrets live in `rotations`, the minting one first: not kept twice
+    this.secrets.push(rotation === null ? own(secret) : '');
     this.kinds.push(KINDS.findIndex(([a, p]) => a === raw.access_type && p === (raw.purpose ?? null)));
     if (raw.origin_ips) this.origins.set(at, createIpMatcher(raw.origin_ips.map(checkedRange)));
-    if (raw.expires_at !== undefined) this.expires.set(at, expiresAtS(raw.expires_at));
+    if (expiresAtS !== null) this.expires.set(at, expiresAtS);
     if (rotation !== null) {
       this.rotations.set(
         at,
@@ -113,11 +114,6 @@ export class KeyTable {
  */
 function own(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
-}
-
-/** `expires_at` (validated RFC 3339) as unix seconds. */
-export function expiresAtS(expiresAt: string): number {
-  return Math.floor(Date.parse(expiresAt) / 1000);
 }
 
 function secretKey(text: string) {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { describeIssues, substituteEnv } from './issues.js';
-import { expiresAtS, KeyTable } from './key-table.js';
+import { KeyTable } from './key-table.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
 import { configSchema, leadsFileSchema, type RawConfig, type RawKey } from './schema.js';
 import type { Config, Lead, LeadsConfig } from './types.js';
@@ -30,6 +30,8 @@ export interface ResolvedKey {
   readonly secret: string;
   /** With `signing_secrets`: every entry, the minting one first; null with `signing_secret`. */
   readonly rotation: readonly RotatedSecret[] | null;
+  /** `expires_at` as unix seconds, or null. */
+  readonly expiresAtS: number | null;
 }
 
 /**
@@ -97,7 +99,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
     }
     return content;
   };
-  const keys = resolveKeys(rawKeys, { problems, warnings, readNamed });
+  const keys = resolveKeys(rawKeys, { problems, warnings, readNamed, nowS: Math.floor(Date.now() / 1000) });
   const leads = resolveLeads(parsed.data, base, readNamed, watched, extra);
   if (problems.size > 0 || extra.length > 0) throw new ConfigError([...problems.resolve(), ...extra]);
   return {
@@ -195,6 +197,8 @@ interface KeyContext {
   readonly problems: ProblemList;
   readonly warnings: ProblemList;
   readonly readNamed: (path: Path, name: string) => string | null;
+  /** The clock the expiry warnings are judged by, read once per load. */
+  readonly nowS: number;
 }
 
 function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[] {
@@ -220,15 +224,16 @@ function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[]
     }
     const rotation = raw.signing_secrets === undefined ? null : resolveRotation(raw.signing_secrets, at, ctx);
     if (raw.signing_secrets !== undefined) secret = rotation?.[0]?.secret ?? null;
-    if (raw.expires_at !== undefined) {
-      const soon = expiryWarning(expiresAtS(raw.expires_at), Math.floor(Date.now() / 1000));
+    const expiresAt = raw.expires_at === undefined ? null : unixSeconds(raw.expires_at);
+    if (expiresAt !== null) {
+      const soon = expiryWarning(expiresAt, ctx.nowS);
       if (soon !== null) ctx.warnings.add(at('expires_at'), soon);
     }
     if (secret === null) return;
     const weak = rotation === null ? weakSecret(secret) : null;
     if (weak !== null)
       ctx.warnings.add(at(raw.signing_secret_file ? 'signing_secret_file' : 'signing_secret'), weak);
-    out.push({ raw, sha256, secret, rotation });
+    out.push({ raw, sha256, secret, rotation, expiresAtS: expiresAt });
   });
   return out;
 }
@@ -249,7 +254,6 @@ function resolveRotation(
   at: (...rest: Array<string | number>) => Path,
   ctx: KeyContext,
 ): RotatedSecret[] | null {
-  const nowS = Math.floor(Date.now() / 1000);
   const out: RotatedSecret[] = [];
   for (const [j, entry] of entries.entries()) {
     const where = entry.secret_file === undefined ? 'secret' : 'secret_file';
@@ -260,8 +264,8 @@ function resolveRotation(
     if (secret === null) return null;
     const weak = weakSecret(secret);
     if (weak !== null) ctx.warnings.add(at('signing_secrets', j, where), weak);
-    const verifyUntilS = entry.verify_until === undefined ? null : expiresAtS(entry.verify_until);
-    if (verifyUntilS !== null && verifyUntilS <= nowS) {
+    const verifyUntilS = entry.verify_until === undefined ? null : unixSeconds(entry.verify_until);
+    if (verifyUntilS !== null && verifyUntilS <= ctx.nowS) {
       const when = new Date(verifyUntilS * 1000).toISOString();
       ctx.warnings.add(
         at('signing_secrets', j, 'verify_until'),
@@ -286,6 +290,11 @@ function warningsOf(list: ProblemList): ConfigProblem[] {
   ];
 }
 
+/** A validated RFC 3339 time (`expires_at`, `verify_until`) as unix seconds. */
+function unixSeconds(time: string): number {
+  return Math.floor(Date.parse(time) / 1000);
+}
+
 /** Keys expiring this close are warned about, so a rotation can be planned. */
 const EXPIRY_WARNING_S = 14 * 24 * 3600;
 
@@ -293,8 +302,8 @@ function expiryWarning(expiresAt: number, nowS: number): string | null {
   const when = new Date(expiresAt * 1000).toISOString();
   if (expiresAt <= nowS)
     return `the key expired at ${when}: requests with it are refused (401 expired_api_key)`;
-  const days = (expiresAt - nowS) / 86_400;
   if (expiresAt - nowS > EXPIRY_WARNING_S) return null;
+  const days = (expiresAt - nowS) / 86_400;
   return `the key expires at ${when}, in ${days < 1 ? 'less than a day' : `${Math.floor(days)} day(s)`}`;
 }
 

@@ -19,6 +19,7 @@ describe('api key', () => {
     sha256: hashApiKey('the-key-value-0001'),
     secret: 'secret-secret-secret',
     rotation: null,
+    expiresAtS: null,
   });
   const check = createApiKeyCheck(table);
   it('finds a known key by its hash, built once and then kept', () => {
