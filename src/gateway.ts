@@ -16,6 +16,7 @@ import { createLogger, type Logger, sinkOf } from './observability/log.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createRequestLog } from './observability/request-log.js';
 import { buildState, type GatewayState, type SharedDeps } from './state.js';
+import { startTracing } from './tracing/index.js';
 
 export interface GatewayOptions {
   readonly configPath: string;
@@ -73,6 +74,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const lifecycle: Lifecycle = { draining: false, stopped: false };
   const inflight = metrics.inflight;
   const forwarder = await createForwarder(config.upstream, agent);
+  const tracer = startTracing(config.tracing, env, logger);
   let health: UpstreamHealth | null = null;
 
   const markLoaded = (c: Config) => {
@@ -104,6 +106,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     guard,
     lifecycle,
     inflight,
+    tracer,
     now: options.now,
   };
   const api = createApiServer(config.limits, guard, createRequestHandler(deps));
@@ -140,7 +143,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     watcher?.update(next.watchedFiles);
     markLoaded(next);
     if (restartNeeded(previous.config, next)) {
-      logger.warn('listen/admin addresses or upstream.engine changed: they take effect at the next restart');
+      logger.warn(
+        'listen/admin/forward_auth addresses, upstream.engine or tracing changed: they take effect at the next restart',
+      );
     }
   };
   const reloader = createConfigReloader({
@@ -163,6 +168,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     forwarder.close();
     agent.destroy();
     state.resolver.close();
+    // Spans still buffered leave now, within a bound: an unreachable collector does not hold the exit.
+    if (tracer !== null) await Promise.race([tracer.shutdown().catch(() => {}), sleep(TRACE_FLUSH_MS)]);
   };
 
   let draining: Promise<void> | null = null;
@@ -208,7 +215,8 @@ function restartNeeded(previous: Config, next: Config): boolean {
     next.admin.port !== previous.admin.port ||
     next.admin.host !== previous.admin.host ||
     JSON.stringify(next.forwardAuth) !== JSON.stringify(previous.forwardAuth) ||
-    next.upstream.engine !== previous.upstream.engine
+    next.upstream.engine !== previous.upstream.engine ||
+    JSON.stringify(next.tracing) !== JSON.stringify(previous.tracing)
   );
 }
 
@@ -274,6 +282,9 @@ async function createForwarder(upstream: Config['upstream'], agent: http.Agent):
   const { createHttpProxyForwarder } = await import('./http/forward-http-proxy.js');
   return createHttpProxyForwarder(agent);
 }
+
+/** The longest the exit waits for buffered spans to be exported. */
+const TRACE_FLUSH_MS = 2_000;
 
 /** How long a connection that is closed on the client mid-body may still take to read our answer. */
 const LINGER_MS = 1_000;

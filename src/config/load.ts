@@ -151,6 +151,10 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
     listen: raw.listen,
     admin: raw.admin,
     forwardAuth: raw.forward_auth ?? null,
+    tracing: {
+      otlpEndpoint: raw.tracing.otlp_endpoint ?? null,
+      sampleRatio: raw.tracing.sample_ratio ?? null,
+    },
     upstream: {
       url: new URL(raw.upstream.url),
       timeoutMs: raw.upstream.timeout_ms,

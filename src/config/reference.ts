@@ -22,6 +22,10 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'forward_auth.listen.host':
     'address of the forward-auth listener (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz); off when absent',
   'forward_auth.listen.port': 'its port',
+  'tracing.otlp_endpoint':
+    'OTLP/HTTP traces URL (`http://collector:4318/v1/traces`); tracing is off unless this or `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set; the config wins',
+  'tracing.sample_ratio':
+    "share of new traces kept (default 0.01, else `OTEL_TRACES_SAMPLER_ARG`); a client's sampled `traceparent` is always followed",
   'upstream.url': 'the backend every valid request is forwarded to',
   'upstream.timeout_ms': 'longest wait for the upstream response headers: then 504 `upstream_timeout`',
   'upstream.connect_timeout_ms': 'connect timeout and idle socket timeout toward the upstream',

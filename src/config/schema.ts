@@ -213,6 +213,13 @@ export const configSchema = z.strictObject({
       request_timeout_ms: 60_000,
       keepalive_timeout_ms: 5_000,
     }),
+  /** OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is given here or in OTEL_*. */
+  tracing: z
+    .strictObject({
+      otlp_endpoint: z.url({ protocol: /^https?$/ }).optional(),
+      sample_ratio: z.number().min(0).max(1).optional(),
+    })
+    .default({}),
   log: z
     .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
     .default({ requests: 'all' }),

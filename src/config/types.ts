@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { IpMatcher } from '../net/ip.js';
+import type { TracingConfig } from '../tracing/settings.js';
 import type { KeyTable } from './key-table.js';
 import type { ConfigProblem } from './problems.js';
 
@@ -97,6 +98,8 @@ export interface Config {
     readonly requestTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
   };
+  /** `tracing:` as written; the environment is read once at start (see tracing/settings.ts). */
+  readonly tracing: TracingConfig;
   /** Which requests get a log line: all, errors (status >= 400) or none. */
   readonly log: { readonly requests: 'all' | 'errors' | 'none' };
   /** The API keys, packed; a key object is built when a request names it. */

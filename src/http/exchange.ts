@@ -7,6 +7,8 @@ import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
+import type { CallSpan, RequestTrace, RequestTracer } from '../tracing/index.js';
+import { routeTemplate } from '../tracing/route.js';
 import type { ConnectionGuard, Exchange as GuardedExchange } from './connection.js';
 import type { CorsHeaders } from './cors.js';
 import type { ForwardHandle } from './forward.js';
@@ -21,6 +23,8 @@ export interface ExchangeDeps {
   readonly requestLog: RequestLog;
   readonly guard: ConnectionGuard;
   readonly inflight: { count: number };
+  /** Null when tracing is off. */
+  readonly tracer: RequestTracer | null;
 }
 
 /**
@@ -35,6 +39,10 @@ export class Exchange implements GuardedExchange {
   key: ApiKey | null = null;
   upstreamSeconds: number | null = null;
   forwarding: ForwardHandle | null = null;
+  /** This request's spans when it is sampled, else null. */
+  readonly trace: RequestTrace | null;
+  /** The span of the call to the upstream, once forwarding starts. */
+  upstreamCall: CallSpan | null = null;
   /** Kept: Node detaches the socket from the request and response once answered. */
   readonly socket: Socket;
 
@@ -45,6 +53,7 @@ export class Exchange implements GuardedExchange {
     readonly state: GatewayState,
   ) {
     this.socket = req.socket;
+    this.trace = deps.tracer === null ? null : deps.tracer.begin(req.method ?? 'GET', req.headers);
     deps.inflight.count++;
     res.once('close', () => this.closed());
   }
@@ -104,6 +113,7 @@ export class Exchange implements GuardedExchange {
     if (!res.writableFinished && this.code === 'ok') this.code = 'client_closed';
     deps.metrics.requests.add(status, this.code, this.key?.name ?? '');
     deps.metrics.requestDuration.observe(this.kind, seconds);
+    if (this.trace !== null) this.endTrace(status);
     const logged = this.state.config.log.requests;
     if (logged === 'none' || (logged === 'errors' && status < 400)) return;
     const url = req.url ?? '';
@@ -117,6 +127,17 @@ export class Exchange implements GuardedExchange {
       code: this.code,
       durationMs: Math.round(seconds * 1e6) / 1e3,
       upstreamMs: this.upstreamSeconds === null ? undefined : Math.round(this.upstreamSeconds * 1e6) / 1e3,
+    });
+  }
+
+  private endTrace(status: number): void {
+    // The upstream answered (its status is the client's) or the call failed.
+    this.upstreamCall?.end(this.upstreamSeconds === null ? undefined : status);
+    this.trace?.end({
+      status,
+      route: routeTemplate(this.kind === 'lookup', this.req.url),
+      code: this.code,
+      keyName: this.key?.name,
     });
   }
 }

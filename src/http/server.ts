@@ -8,6 +8,7 @@ import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
+import type { RequestTracer } from '../tracing/index.js';
 import type { ConnectionGuard } from './connection.js';
 import type { CorsHeaders } from './cors.js';
 import { Exchange } from './exchange.js';
@@ -32,6 +33,7 @@ export interface HandlerDeps {
   readonly guard: ConnectionGuard;
   readonly lifecycle: Lifecycle;
   readonly inflight: { count: number };
+  readonly tracer: RequestTracer | null;
   readonly now?: () => number;
 }
 
@@ -119,19 +121,25 @@ export function createRequestHandler(deps: HandlerDeps) {
     const peerAddr = config.trustedProxies.size > 0 && peer ? parseAddress(peer) : null;
     // Authenticated: now the client may send its body (RFC 9110 §10.1.1).
     if (req.headers.expect?.toLowerCase() === '100-continue') res.writeContinue();
+    const headers = upstreamHeaders(req.headers, principal, {
+      requestId: ex.requestId,
+      peer: normalisePeer(peer),
+      peerTrusted: peerAddr !== null && config.trustedProxies.matches(peerAddr),
+      encrypted: (req.socket as TLSSocket).encrypted === true,
+      underscores: config.upstream.underscoreHeaders,
+    });
+    if (ex.trace !== null) {
+      const method = req.method ?? 'GET';
+      ex.upstreamCall = ex.trace.call(`${method} upstream`, method, config.upstream.url);
+      Object.assign(headers, ex.upstreamCall.headers);
+    }
     ex.forwarding = deps.forwarder.forward({
       req,
       res,
       target: config.upstream.url,
       timeoutMs: config.upstream.timeoutMs,
       maxBodyBytes: config.limits.maxBodyBytes,
-      headers: upstreamHeaders(req.headers, principal, {
-        requestId: ex.requestId,
-        peer: normalisePeer(peer),
-        peerTrusted: peerAddr !== null && config.trustedProxies.matches(peerAddr),
-        encrypted: (req.socket as TLSSocket).encrypted === true,
-        underscores: config.upstream.underscoreHeaders,
-      }),
+      headers,
       responseHeaders: { ...cors, 'x-request-id': ex.requestId },
       onUpstreamResponse(seconds) {
         ex.upstreamSeconds = seconds;
@@ -148,7 +156,7 @@ export function createRequestHandler(deps: HandlerDeps) {
     ex.kind = 'lookup';
     ex.leaveBody();
     const t0 = process.hrtime.bigint();
-    const ctx = { keyName: principal.key.name, requestId: ex.requestId };
+    const ctx = { keyName: principal.key.name, requestId: ex.requestId, trace: ex.trace };
     answerLookup(principal, state.resolver, ctx, state.config.leadToken.ttlS, nowS()).then(
       (answer) => {
         if (answer instanceof GatewayError) {

@@ -1,4 +1,5 @@
 import type { Lead } from '../config/types.js';
+import type { RequestTrace } from '../tracing/index.js';
 
 /** Where the lookup finds leads: a file (the embedded default) or the backend. */
 export interface LeadResolver {
@@ -12,4 +13,6 @@ export interface LeadResolver {
 export interface LookupContext {
   readonly keyName: string;
   readonly requestId: string;
+  /** The request's trace when sampled: a backend call gets its own span, carried on in `traceparent`. */
+  readonly trace?: RequestTrace | null;
 }

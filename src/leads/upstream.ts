@@ -43,16 +43,23 @@ export function createUpstreamResolver(options: UpstreamResolverOptions): LeadRe
   const fetchLead = (url: string, ctx: LookupContext): Promise<Lead | null> =>
     new Promise((resolve, reject) => {
       const target = new URL(url, options.base);
+      const call = ctx.trace?.call('GET lead resolver', 'GET', target) ?? null;
       const req = client.request(target, {
         method: 'GET',
         agent: options.agent,
-        headers: { accept: 'application/json', 'x-api-key-name': ctx.keyName, 'x-request-id': ctx.requestId },
+        headers: {
+          accept: 'application/json',
+          'x-api-key-name': ctx.keyName,
+          'x-request-id': ctx.requestId,
+          ...call?.headers,
+        },
       });
       const timer = setTimeout(() => {
         req.destroy(new GatewayError('upstream_timeout', 'the lead backend did not answer in time'));
       }, options.timeoutMs);
       req.on('error', (err) => {
         clearTimeout(timer);
+        call?.end();
         if (err instanceof GatewayError) return reject(err);
         options.onError?.(`lead backend unreachable: ${(err as NodeJS.ErrnoException).code ?? err.message}`);
         reject(new GatewayError('upstream_unavailable', 'the lead backend is unavailable'));
@@ -71,6 +78,7 @@ export function createUpstreamResolver(options: UpstreamResolverOptions): LeadRe
         res.on('error', () => {});
         res.on('end', () => {
           clearTimeout(timer);
+          call?.end(res.statusCode);
           if (res.statusCode === 404) return resolve(null);
           const bad = (why: string) => {
             options.onError?.(`lead backend answer refused: ${why}`);
