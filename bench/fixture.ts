@@ -16,6 +16,8 @@ export function writeBenchConfig(opts: {
   extraKeys?: number;
   originIps?: number;
   logRequests?: 'all' | 'errors' | 'none';
+  /** Tracing on, exporting to this OTLP traces URL at this sample ratio. */
+  tracing?: { endpoint: string; ratio: number };
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-'));
   const lines = [
@@ -25,6 +27,9 @@ export function writeBenchConfig(opts: {
     'shutdown: { delay_s: 0, timeout_s: 1 }',
     'leads: { file: leads.yaml }',
     `log: { requests: ${opts.logRequests ?? 'all'} }`,
+    ...(opts.tracing
+      ? [`tracing: { otlp_endpoint: "${opts.tracing.endpoint}", sample_ratio: ${opts.tracing.ratio} }`]
+      : []),
     'keys:',
     `  - { name: server, key: "${SERVER_KEY}", access_type: READ, purpose: SERVER, signing_secret: "${SECRET}" }`,
   ];

@@ -10,11 +10,14 @@ import { hasWrk, type LoadResult, runLoad } from './load.js';
 
 /**
  * `npm run bench`: everything on 127.0.0.1, one run, targets interleaved over several rounds.
- * BENCH_SECONDS (default 5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE=0 skips scale runs.
+ * BENCH_SECONDS (default 5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE=0 skips scale runs;
+ * BENCH_ONLY=<regex> keeps the targets it matches, with the bare proxy and (b) beside them, and
+ * skips the latency and scale passes.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const MAIN = here('../src/main.js');
 const children: ChildProcess[] = [];
@@ -145,18 +148,28 @@ async function startTargets(): Promise<Target[]> {
   const floorLog = await start([here('./bare-undici.js'), String(upstream.port), 'log']);
   const engine = await start([here('./bare-proxy.js'), 'undici', String(upstream.port)]);
   const bareHp = await start([here('./bare-proxy.js'), 'http-proxy', String(upstream.port)]);
-  const config = (o: { engine: string; logRequests?: 'errors' }) =>
+  const config = (o: Omit<Parameters<typeof writeBenchConfig>[0], 'upstreamPort'>) =>
     writeBenchConfig({ upstreamPort: upstream.port, ...o });
   const lg = await serve(config({ engine: 'undici' }));
   const lgQuiet = await serve(config({ engine: 'undici', logRequests: 'errors' }));
   const lgHp = await serve(config({ engine: 'http-proxy' }));
+  const collector = await start([here('./otlp-sink.js')]);
+  const traced = (ratio: number) =>
+    serve(
+      config({
+        engine: 'undici',
+        tracing: { endpoint: `http://127.0.0.1:${collector.port}/v1/traces`, ratio },
+      }),
+    );
+  const lgTraced = await traced(0.01);
+  const lgTracedAll = await traced(1);
 
   const at = (p: { port: number; child?: ChildProcess; pid?: number }) => ({
     port: p.port,
     pid: p.pid ?? p.child?.pid ?? 0,
   });
   const none = () => ({});
-  return [
+  const all: Target[] = [
     { name: 'upstream direct', ...at(upstream), path: API, headers: none },
     ...(nginx === null
       ? []
@@ -182,13 +195,20 @@ async function startTargets(): Promise<Target[]> {
     },
     { name: 'leadgate (b), log.requests: errors', ...at(lgQuiet), path: API, headers: storefrontHeaders },
     { name: 'leadgate (b) on http-proxy', ...at(lgHp), path: API, headers: storefrontHeaders },
+    { name: TRACED, ...at(lgTraced), path: API, headers: storefrontHeaders },
+    { name: TRACED_ALL, ...at(lgTracedAll), path: API, headers: storefrontHeaders },
   ];
+  return ONLY === null
+    ? all
+    : all.filter((t) => t.name === BARE || t.name === TOKEN_PATH || ONLY.test(t.name));
 }
 
 const BARE = 'bare undici proxy (Pool.stream, 15 lines)';
 const BARE_HP = 'bare proxy: http-proxy';
 const BARE_LOG = 'bare undici + 1 log line + 1 header';
 const TOKEN_PATH = 'leadgate (b) STOREFRONT + token';
+const TRACED = 'leadgate (b), tracing on, 1 % sampled';
+const TRACED_ALL = 'leadgate (b), tracing on, every request sampled';
 const token = signLeadToken(SECRET, 'lead-1');
 const serverHeaders = () => ({ 'x-apikey': SERVER_KEY, 'x-source': 'web' });
 const storefrontHeaders = () => ({ 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': token });
@@ -280,7 +300,7 @@ async function scaleRuns(upstreamPort: number, bareRps: number) {
 
 function print(report: {
   rows: ReturnType<typeof rowsOf>;
-  latency: Awaited<ReturnType<typeof latencyPass>>;
+  latency: Awaited<ReturnType<typeof latencyPass>> | null;
   scale: Array<Record<string, number | string>>;
   machine: { cores: number; cpu: string; node: string };
 }) {
@@ -291,11 +311,13 @@ function print(report: {
     console.log(
       `| ${r.target} | ${r.rps} | ${r.p50_us} | ${r.p99_us} | ${r.cpu_us_per_request} | ${r.cpu_us_over_bare} | ${r.rps_vs_bare} | ${r.rps_vs_nginx} |`,
     );
-  const { leadgate, bare, bareLog } = report.latency;
-  console.log(
-    `\nadded latency over direct, 1 connection (p50 / p99 µs): leadgate (b) ${leadgate.p50_us} / ${leadgate.p99_us}; ` +
-      `bare undici ${bare.p50_us} / ${bare.p99_us}; bare undici + log line + header ${bareLog.p50_us} / ${bareLog.p99_us}`,
-  );
+  if (report.latency !== null) {
+    const { leadgate, bare, bareLog } = report.latency;
+    console.log(
+      `\nadded latency over direct, 1 connection (p50 / p99 µs): leadgate (b) ${leadgate.p50_us} / ${leadgate.p99_us}; ` +
+        `bare undici ${bare.p50_us} / ${bare.p99_us}; bare undici + log line + header ${bareLog.p50_us} / ${bareLog.p99_us}`,
+    );
+  }
   if (report.scale.length > 0) {
     console.log('\n| scale run | result |\n|---|---|');
     for (const s of report.scale)
@@ -312,6 +334,18 @@ function print(report: {
       `\nverdict (CPU, the steady figure): the token path costs ${b.cpu_us_per_request} µs CPU per request, ` +
         `${b.cpu_us_over_bare} µs above the bare undici proxy (target ≤ 10 µs: ${b.cpu_us_over_bare <= 10 ? 'met' : 'not met'})`,
     );
+  const over = (name: string) => {
+    const r = report.rows.find((row) => row.target === name);
+    return r === undefined || b === undefined
+      ? null
+      : Number((r.cpu_us_per_request - b.cpu_us_per_request).toFixed(1));
+  };
+  const traced = over(TRACED);
+  if (traced !== null)
+    console.log(
+      `tracing: on at 1 % costs ${traced} µs CPU per request over (b) with tracing off (target ≤ 5 µs: ${traced <= 5 ? 'met' : 'not met'}); ` +
+        `every request sampled: ${over(TRACED_ALL)} µs`,
+    );
   console.log(
     `${hasWrk ? 'wrk' : 'autocannon'}, ${report.machine.cores} cores (${report.machine.cpu}), node ${report.machine.node}; JSON in bench/results/latest.json`,
   );
@@ -324,10 +358,12 @@ async function main() {
   const targets = await startTargets();
   const results = await measure(targets, ROUNDS, SECONDS, CONNECTIONS);
   const rows = rowsOf(targets, results);
-  const latency = await latencyPass(targets);
+  const latency = ONLY === null ? await latencyPass(targets) : null;
   const upstreamPort = targets[0]?.port ?? 0;
   const scale =
-    process.env.BENCH_SCALE === '0' ? [] : await scaleRuns(upstreamPort, results.get(BARE)?.rps ?? 0);
+    process.env.BENCH_SCALE === '0' || ONLY !== null
+      ? []
+      : await scaleRuns(upstreamPort, results.get(BARE)?.rps ?? 0);
   const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
   const report = {
     when: new Date().toISOString(),

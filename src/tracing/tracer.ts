@@ -52,6 +52,8 @@ export interface RequestTracer {
   shutdown(): Promise<void>;
 }
 
+const SERVER = { kind: SpanKind.SERVER };
+
 /** Spans leave in batches, at the latest a second after they end (the contract allows 5 s). */
 const EXPORT_DELAY_MS = 1_000;
 
@@ -77,12 +79,9 @@ export function createTracer(
   return {
     begin(method, headers) {
       const parent = propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
-      const span = tracer.startSpan(
-        method,
-        { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
-        parent,
-      );
+      const span = tracer.startSpan(method, SERVER, parent);
       if (!span.isRecording()) return null;
+      span.setAttribute('http.request.method', method);
       return new SampledRequest(tracer, propagator, span, method);
     },
     async shutdown() {
