@@ -121,6 +121,18 @@ function freePort(): Promise<number> {
   });
 }
 
+/** Polls until something answers HTTP on `port` (up to 5 s). */
+async function waitForListener(port: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const up = await ask(port, { path: '/healthz-probe' }).then(
+      () => true,
+      () => false,
+    );
+    if (up) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 const SNIPPET = new URL('../../deploy/nginx/leadgate-auth.conf', import.meta.url).pathname;
 
 /** nginx running the shipped snippet, its three upstreams pointed at this test's servers. */
@@ -154,14 +166,7 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
       port = await freePort();
       writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, port, authPort(), gw.apiPort, upstream.url));
       nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
-      for (let i = 0; i < 100; i++) {
-        const up = await ask(port, { path: '/healthz-probe' }).then(
-          () => true,
-          () => false,
-        );
-        if (up) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitForListener(port);
     });
     afterAll(() => {
       nginx?.kill('SIGQUIT');
@@ -204,6 +209,109 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
       });
       expect(fenced.status).toBe(403);
       expect(fenced.json().code).toBe('origin_not_allowed');
+      expect(upstream.received.length).toBe(count);
+    });
+
+    it('routes the lookup to the API listener, which answers it', async () => {
+      const ts = Math.floor(Date.now() / 1000);
+      const r = await ask(port, {
+        path: '/api/v2/merchant/leads/x?customer_id=cust-1',
+        headers: {
+          'x-apikey': KEYS.storefront.key,
+          'x-source': 'web',
+          'x-timestamp': String(ts),
+          'x-leaddigest': leadDigest(KEYS.storefront.secret, 'cust-1', ts),
+        },
+      });
+      expect(r.status).toBe(200);
+      expect(typeof r.json().lead_token).toBe('string');
+    });
+  },
+);
+
+const CADDY = '/usr/bin/caddy';
+const hasCaddy = (() => {
+  try {
+    execFileSync(CADDY, ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const CADDY_SNIPPET = new URL('../../deploy/caddy/leadgate.caddy', import.meta.url).pathname;
+
+describe.runIf(requires('caddy', hasCaddy, 'Debian: apt-get install caddy'))(
+  'behind a real Caddy (forward_auth)',
+  () => {
+    let caddy: ChildProcess;
+    let port: number;
+    beforeAll(async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'leadgate-caddy-'));
+      port = await freePort();
+      writeFileSync(
+        join(dir, 'Caddyfile'),
+        `{\n\tadmin off\n\tauto_https off\n}\nhttp://127.0.0.1:${port} {\n\timport ${CADDY_SNIPPET}\n}\n`,
+      );
+      caddy = spawn(CADDY, ['run', '--adapter', 'caddyfile', '--config', join(dir, 'Caddyfile')], {
+        stdio: 'ignore',
+        env: {
+          PATH: process.env.PATH,
+          HOME: dir,
+          XDG_DATA_HOME: dir,
+          XDG_CONFIG_HOME: dir,
+          LEADGATE_AUTH: `127.0.0.1:${authPort()}`,
+          LEADGATE_API: `127.0.0.1:${gw.apiPort}`,
+          APP_UPSTREAM: new URL(upstream.url).host,
+        },
+      });
+      await waitForListener(port);
+    });
+    afterAll(() => {
+      caddy?.kill('SIGTERM');
+    });
+
+    it('forwards an accepted request with the identity from copy_headers, spoofs removed', async () => {
+      const r = await ask(port, {
+        path: '/api/v2/merchant/orders',
+        headers: { ...storefront(), 'x-lead-id': 'someone-else', 'x-api-key-access': 'WRITE' },
+      });
+      expect(r.status).toBe(200);
+      const got = upstream.received.at(-1)?.headers ?? {};
+      expect(got['x-lead-id']).toBe('lead-1');
+      expect(got['x-api-key-name']).toBe('storefront');
+      expect(got['x-api-key-access']).toBe('READ');
+      expect(got['x-apikey']).toBeUndefined();
+      expect(got['x-leadtoken']).toBeUndefined();
+      // No lead proven (a SERVER key): leadgate sends no x-lead-id, and the client's does not pass.
+      const server = await ask(port, {
+        path: '/api/v2/merchant/orders',
+        headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web', 'x-lead-id': 'someone-else' },
+      });
+      expect(server.status).toBe(200);
+      expect(upstream.received.at(-1)?.headers['x-lead-id']).toBeUndefined();
+      // A WRITE key has no purpose: neither the placeholder text nor the client's value arrives.
+      const writer = await ask(port, {
+        path: '/api/v2/merchant/orders',
+        headers: { 'x-apikey': KEYS.write.key, 'x-source': 'web', 'x-api-key-purpose': 'SERVER' },
+      });
+      expect(writer.status).toBe(200);
+      expect(upstream.received.at(-1)?.headers['x-api-key-access']).toBe('WRITE');
+      expect(upstream.received.at(-1)?.headers['x-api-key-purpose']).toBeUndefined();
+    });
+
+    it("passes leadgate's refusal to the client as it is, and refuses a client's own nginx pair that disagrees", async () => {
+      const count = upstream.received.length;
+      const r = await ask(port, { path: '/api/v2/merchant/orders', headers: { 'x-source': 'web' } });
+      expect(r.status).toBe(401);
+      expect(r.headers['content-type']).toBe('application/problem+json');
+      expect(r.json().code).toBe('missing_api_key');
+      // Caddy passes a client's X-Original-* through: leadgate sees two pairs naming different requests.
+      const smuggled = await ask(port, {
+        path: '/api/v2/merchant/orders',
+        headers: { ...storefront(), 'x-original-uri': '/api/v2/merchant/other', 'x-original-method': 'GET' },
+      });
+      expect(smuggled.status).toBe(400);
+      expect(smuggled.json().code).toBe('bad_request');
       expect(upstream.received.length).toBe(count);
     });
 
