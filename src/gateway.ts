@@ -1,6 +1,5 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { createMemoryReplayStore } from './auth/replay.js';
 import { formatProblem, loadConfig } from './config/load.js';
 import { createConfigReloader, type ReloadReport, type ReloadResult } from './config/reload.js';
 import type { Config } from './config/types.js';
@@ -16,6 +15,7 @@ import { createLogger, type Logger, sinkOf } from './observability/log.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { createRequestLog } from './observability/request-log.js';
 import { buildState, type GatewayState, type SharedDeps } from './state.js';
+import { openStateStore, type StateStore } from './store/index.js';
 import { startTracing } from './tracing/index.js';
 
 export interface GatewayOptions {
@@ -26,6 +26,8 @@ export interface GatewayOptions {
   readonly watch?: boolean;
   /** The clock, in unix seconds (tests freeze it). */
   readonly now?: () => number;
+  /** In a worker pool without Redis: the primary's store, over IPC. */
+  readonly remoteStore?: StateStore;
 }
 
 export interface Gateway {
@@ -69,7 +71,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     timeout: config.upstream.connectTimeoutMs,
     scheduling: 'lifo',
   });
-  const shared: SharedDeps = { agent, replay: createMemoryReplayStore(), metrics, logger };
+  const shared: SharedDeps = {
+    agent,
+    state: openStateStore(config, { metrics, logger, remote: options.remoteStore }),
+    metrics,
+    logger,
+  };
   let state: GatewayState = buildState(config, shared);
   const lifecycle: Lifecycle = { draining: false, stopped: false };
   const inflight = metrics.inflight;
@@ -144,7 +151,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     markLoaded(next);
     if (restartNeeded(previous.config, next)) {
       logger.warn(
-        'listen/admin/forward_auth addresses, upstream.engine or tracing changed: they take effect at the next restart',
+        'listen/admin/forward_auth addresses, upstream.engine, tracing, state or workers changed: they take effect at the next restart',
       );
     }
   };
@@ -168,6 +175,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     forwarder.close();
     agent.destroy();
     state.resolver.close();
+    await shared.state.store.close();
     // Spans still buffered leave now, within a bound: an unreachable collector does not hold the exit.
     if (tracer !== null) await Promise.race([tracer.shutdown().catch(() => {}), sleep(TRACE_FLUSH_MS)]);
   };
@@ -216,7 +224,9 @@ function restartNeeded(previous: Config, next: Config): boolean {
     next.admin.host !== previous.admin.host ||
     JSON.stringify(next.forwardAuth) !== JSON.stringify(previous.forwardAuth) ||
     next.upstream.engine !== previous.upstream.engine ||
-    JSON.stringify(next.tracing) !== JSON.stringify(previous.tracing)
+    JSON.stringify(next.tracing) !== JSON.stringify(previous.tracing) ||
+    JSON.stringify(next.state) !== JSON.stringify(previous.state) ||
+    next.workers !== previous.workers
   );
 }
 

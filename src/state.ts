@@ -1,6 +1,6 @@
 import type { Agent } from 'node:http';
+import { type Admit, createAdmission } from './admission/index.js';
 import { createPipeline, type PipelineResult, type RequestFacts } from './auth/pipeline.js';
-import type { ReplayStore } from './auth/replay.js';
 import type { Config } from './config/types.js';
 import { type CorsPolicy, createCorsPolicy } from './http/cors.js';
 import { createFileResolver } from './leads/file.js';
@@ -8,6 +8,7 @@ import type { LeadResolver } from './leads/resolver.js';
 import { createUpstreamResolver } from './leads/upstream.js';
 import type { Logger } from './observability/log.js';
 import type { Metrics } from './observability/metrics.js';
+import type { OpenedStore } from './store/index.js';
 
 /**
  * Everything a request reads, built from one config. A reload builds a new one off to the side
@@ -16,14 +17,16 @@ import type { Metrics } from './observability/metrics.js';
 export interface GatewayState {
   readonly config: Config;
   readonly authenticate: (facts: RequestFacts) => PipelineResult;
+  /** After §3: single use and rate limits (null when there is nothing to check). */
+  readonly admit: Admit;
   readonly resolver: LeadResolver;
   readonly cors: CorsPolicy;
 }
 
-/** What lives across reloads: the upstream agent, the digest replay memory, metrics, logs. */
+/** What lives across reloads: the upstream agent, the state store, metrics, logs. */
 export interface SharedDeps {
   readonly agent: Agent;
-  readonly replay: ReplayStore;
+  readonly state: OpenedStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
 }
@@ -46,7 +49,12 @@ export function buildState(config: Config, shared: SharedDeps): GatewayState {
         });
   return {
     config,
-    authenticate: createPipeline(config, config.digest.singleUse ? shared.replay : null),
+    authenticate: createPipeline(config),
+    admit: createAdmission(config, {
+      ...shared.state,
+      limited: (policy, key) => shared.metrics.rateLimited.inc({ policy, key }),
+      fallback: (use, action) => shared.metrics.storeFallbacks.inc({ use, action }),
+    }),
     resolver,
     cors: createCorsPolicy(config),
   };

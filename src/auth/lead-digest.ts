@@ -1,7 +1,6 @@
 import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { type ApiKey, isLive } from '../config/types.js';
 import { GatewayError } from './errors.js';
-import type { ReplayStore } from './replay.js';
 
 export interface DigestInput {
   readonly digest: string;
@@ -11,8 +10,6 @@ export interface DigestInput {
 
 export interface DigestOptions {
   readonly maxSkewS: number;
-  /** When set, each accepted digest is refused if presented again within its window. */
-  readonly replay: ReplayStore | null;
 }
 
 const HEX_64 = /^[0-9a-fA-F]{64}$/;
@@ -30,7 +27,7 @@ export function computeLeadDigest(
 /**
  * CONTRACT §3.6, the lead digest: `x-timestamp` is whole unix seconds within `maxSkewS` of now,
  * `customer_id` is given, and the digest matches, compared in constant time over equal-length
- * buffers. With single use on, a digest is accepted once.
+ * buffers. Single use is checked after §3, in admission/single-use.ts.
  */
 export function createLeadDigestVerifier(options: DigestOptions) {
   return function verifyLeadDigest(key: ApiKey, input: DigestInput, nowS: number): GatewayError | null {
@@ -66,12 +63,6 @@ export function createLeadDigestVerifier(options: DigestOptions) {
     const presented = Buffer.from(input.digest, 'hex');
     if (!matchesALiveSecret(key, presented, input.customerId, ts, nowS)) {
       return new GatewayError('invalid_digest', 'the lead digest does not match');
-    }
-    if (options.replay !== null) {
-      const id = `${key.sha256}:${input.digest.toLowerCase()}`;
-      if (!options.replay.claim(id, (tsS + options.maxSkewS + 1) * 1000, nowS * 1000)) {
-        return new GatewayError('replayed_digest', 'this lead digest was already used');
-      }
     }
     return null;
   };

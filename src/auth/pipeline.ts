@@ -8,7 +8,6 @@ import { createLeadDigestVerifier } from './lead-digest.js';
 import { createLeadTokenVerifier } from './lead-token.js';
 import { routePath } from './path.js';
 import { queryParam } from './query.js';
-import type { ReplayStore } from './replay.js';
 import { checkSource } from './source.js';
 
 /** What the pipeline reads of a request: plain facts, no sockets. */
@@ -27,6 +26,8 @@ export type LeadProof =
   | {
       readonly via: 'digest';
       readonly customerId: string;
+      /** The digest as sent, for its single use (admission/single-use.ts); never logged. */
+      readonly digest: string;
       /** Set when a lead token came along too: the lookup checks that both name one lead. */
       readonly tokenLeadId: string | null;
     };
@@ -55,11 +56,11 @@ const header = (headers: IncomingHttpHeaders, name: string): string | string[] |
  * CONTRACT §3: the checks, in the contract's order; the first that fails answers. Built once per
  * config; the returned function only reads.
  */
-export function createPipeline(config: Config, replay: ReplayStore | null) {
+export function createPipeline(config: Config) {
   const checkApiKey = createApiKeyCheck(config.keys);
   const resolveClientIp = createClientIpResolver(config.trustedProxies);
   const verifyToken = createLeadTokenVerifier(config.leadToken);
-  const verifyDigest = createLeadDigestVerifier({ maxSkewS: config.digest.maxSkewS, replay });
+  const verifyDigest = createLeadDigestVerifier({ maxSkewS: config.digest.maxSkewS });
 
   const refuse = (error: GatewayError, key: ApiKey | null = null): PipelineResult => ({
     principal: null,
@@ -117,7 +118,7 @@ export function createPipeline(config: Config, replay: ReplayStore | null) {
         facts.nowS,
       );
       if (digestError) return refuse(digestError, key);
-      lead = { via: 'digest', customerId: customerId ?? '', tokenLeadId: null };
+      lead = { via: 'digest', customerId: customerId ?? '', digest, tokenLeadId: null };
     }
     if (token !== undefined) {
       if (typeof token !== 'string' || token === '') {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
+import { bucketOf } from '../ratelimit/gcra.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
@@ -165,7 +166,34 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       underscoreHeaders: raw.upstream.underscore_headers,
     },
     trustedProxies: createIpMatcher(raw.client_ip.trusted_proxies.map(checkedRange)),
-    digest: { maxSkewS: raw.digest.max_skew_s, singleUse: raw.digest.single_use },
+    digest: {
+      maxSkewS: raw.digest.max_skew_s,
+      singleUse: raw.digest.single_use,
+      onStoreError: raw.digest.on_store_error,
+    },
+    workers: raw.workers,
+    state: {
+      redis:
+        raw.state.redis === undefined
+          ? null
+          : {
+              url: raw.state.redis.url,
+              timeoutMs: raw.state.redis.timeout_ms,
+              keyPrefix: raw.state.redis.key_prefix,
+            },
+    },
+    rateLimits: {
+      onStoreError: raw.rate_limits.on_store_error,
+      policies: raw.rate_limits.policies.map((p) => ({
+        name: p.name,
+        by: p.by,
+        limit: p.limit,
+        windowS: p.window_s,
+        burst: p.burst,
+        keys: p.keys === undefined ? null : new Set(p.keys),
+        bucket: bucketOf(p.limit, p.window_s, p.burst),
+      })),
+    },
     leadToken: {
       ttlS: raw.lead_token.ttl_s,
       maxSkewS: raw.lead_token.max_skew_s,

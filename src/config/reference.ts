@@ -11,6 +11,8 @@ interface SchemaNode {
   readonly minimum?: number;
   readonly exclusiveMinimum?: number;
   readonly maximum?: number;
+  readonly anyOf?: readonly SchemaNode[];
+  readonly const?: unknown;
 }
 
 /** What each field means: the one hand-written part of the reference (a test wants every field here). */
@@ -26,6 +28,26 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
     'OTLP/HTTP traces URL (`http://collector:4318/v1/traces`); tracing is off unless this or `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set; the config wins',
   'tracing.sample_ratio':
     "share of new traces kept (default 0.01, else `OTEL_TRACES_SAMPLER_ARG`); a client's sampled `traceparent` is always followed",
+  workers:
+    'processes serving the API (node:cluster): 1 (default), a number, or `auto` (the cgroup CPU quota, else the cores); a restart applies it',
+  'state.redis.url':
+    'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory',
+  'state.redis.timeout_ms':
+    'bounds every store call, reconnects included; 3 failures in a row pause the store for 5 s',
+  'state.redis.key_prefix': 'prefix of every Redis key leadgate writes',
+  'digest.on_store_error':
+    '`deny` (503 `store_unavailable`, Retry-After 1) or `allow` (accepted, logged and counted) when the store cannot answer',
+  'rate_limits.on_store_error':
+    '`local` (a per-process bucket until the store answers again), `allow` or `deny` (503 `store_unavailable`)',
+  'rate_limits.policies[]':
+    'GCRA policies, checked after every §3 check passed, before the lookup and forwarding',
+  'rate_limits.policies[].name': 'named in `RateLimit-Policy`, `RateLimit` and the 429',
+  'rate_limits.policies[].by':
+    '`key` (the key name), `client_ip` (as for `origin_ips`), or `lead` (the proven lead or customer; requests without a lead credential are not counted)',
+  'rate_limits.policies[].limit': 'requests per window at the steady rate',
+  'rate_limits.policies[].window_s': 'the window: one request every `window_s / limit` seconds',
+  'rate_limits.policies[].burst': 'extra requests admitted at once from idle, above `limit`',
+  'rate_limits.policies[].keys': 'the key names it applies to; every key when absent',
   'upstream.url': 'the backend every valid request is forwarded to',
   'upstream.timeout_ms': 'longest wait for the upstream response headers: then 504 `upstream_timeout`',
   'upstream.connect_timeout_ms': 'connect timeout and idle socket timeout toward the upstream',
@@ -123,6 +145,8 @@ function row(node: SchemaNode, path: string, required: boolean): FieldRow {
 }
 
 function typeOf(node: SchemaNode): string {
+  if (node.anyOf) return node.anyOf.map(typeOf).join(' or ');
+  if (node.const !== undefined) return `\`${String(node.const)}\``;
   if (node.enum) return node.enum.map((v) => `\`${String(v)}\``).join(' \\| ');
   if (node.type === 'array') return `list of ${node.items ? typeOf(node.items) : 'any'}`;
   if (node.type === 'integer') {

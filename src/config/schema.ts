@@ -143,88 +143,155 @@ function uniqueKeys(keys: ReadonlyArray<z.infer<typeof keySchema>>, ctx: z.Refin
   });
 }
 
-export const configSchema = z.strictObject({
-  listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
-  admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
-  /** A second listener for auth-only answers: nginx auth_request, Traefik ForwardAuth, Envoy ext_authz. */
-  forward_auth: z.strictObject({ listen: endpoint(8081) }).optional(),
-  upstream: z.strictObject({
-    url: z.url({ protocol: /^https?$/ }),
-    timeout_ms: positive.default(30_000),
-    connect_timeout_ms: positive.default(5_000),
-    max_sockets: positive.default(256),
-    health_path: z.string().startsWith('/').optional(),
-    engine: z.enum(['undici', 'http-proxy']).default('undici'),
-    underscore_headers: z.enum(['drop', 'pass']).default('drop'),
-  }),
-  client_ip: z
-    .strictObject({ trusted_proxies: z.array(ipRange).default([]) })
-    .default({ trusted_proxies: [] }),
-  digest: z
-    .strictObject({ max_skew_s: positive.default(300), single_use: z.boolean().default(false) })
-    .default({ max_skew_s: 300, single_use: false }),
-  lead_token: z
-    .strictObject({
-      ttl_s: positive.default(3600),
-      max_skew_s: nonNegative.default(60),
-      cache_size: nonNegative.default(10_000),
-    })
-    .default({ ttl_s: 3600, max_skew_s: 60, cache_size: 10_000 }),
-  leads: z
-    .strictObject({
-      file: z.string().min(1).optional(),
-      upstream: z
-        .strictObject({
-          path: z
-            .string()
-            .startsWith('/')
-            .refine((p) => p.includes('{customer_id}'), { message: 'must contain {customer_id}' }),
-          by_id_path: z
-            .string()
-            .startsWith('/')
-            .refine((p) => p.includes('{id}'), { message: 'must contain {id}' })
-            .optional(),
-          cache_ttl_s: nonNegative.default(60),
-          cache_size: positive.default(10_000),
-        })
-        .optional(),
-    })
-    .refine((l) => !(l.file && l.upstream), { message: 'give leads.file or leads.upstream, not both' })
-    .default({}),
-  cors: z
-    .strictObject({ origins: z.array(origin).default([]), max_age_s: nonNegative.default(600) })
-    .default({ origins: [], max_age_s: 600 }),
-  shutdown: z
-    .strictObject({ delay_s: nonNegative.default(5), timeout_s: nonNegative.default(25) })
-    .default({ delay_s: 5, timeout_s: 25 }),
-  limits: z
-    .strictObject({
-      max_header_bytes: positive.default(16_384),
-      max_header_count: positive.max(10_000).default(100),
-      max_body_bytes: positive.optional(),
-      header_timeout_ms: positive.default(10_000),
-      request_timeout_ms: positive.default(60_000),
-      keepalive_timeout_ms: positive.default(5_000),
-    })
-    .default({
-      max_header_bytes: 16_384,
-      max_header_count: 100,
-      header_timeout_ms: 10_000,
-      request_timeout_ms: 60_000,
-      keepalive_timeout_ms: 5_000,
-    }),
-  /** OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is given here or in OTEL_*. */
-  tracing: z
-    .strictObject({
-      otlp_endpoint: z.url({ protocol: /^https?$/ }).optional(),
-      sample_ratio: z.number().min(0).max(1).optional(),
-    })
-    .default({}),
-  log: z
-    .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
-    .default({ requests: 'all' }),
-  keys: z.array(keySchema).min(1, 'at least one key is needed').superRefine(uniqueKeys),
+/** One rate-limit policy (CONTRACT §8): GCRA per `by`, for the keys it names or all keys. */
+const policySchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, "_", "." or "-"'),
+  by: z.enum(['key', 'client_ip', 'lead']),
+  limit: positive,
+  window_s: positive,
+  burst: nonNegative.default(0),
+  keys: z.array(z.string().min(1)).min(1).optional(),
 });
+
+/** Policy names are unique (a 429 names one), and `keys` name keys that exist. */
+function policiesFit(
+  raw: {
+    rate_limits: { policies: ReadonlyArray<z.infer<typeof policySchema>> };
+    keys: ReadonlyArray<{ name: string }>;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  const keyNames = new Set(raw.keys.map((k) => k.name));
+  const seen = new Set<string>();
+  raw.rate_limits.policies.forEach((p, i) => {
+    if (seen.has(p.name)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rate_limits', 'policies', i, 'name'],
+        message: `duplicate policy name "${p.name}"`,
+      });
+    }
+    seen.add(p.name);
+    p.keys?.forEach((name, j) => {
+      if (!keyNames.has(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['rate_limits', 'policies', i, 'keys', j],
+          message: `no key is named "${name}"`,
+        });
+      }
+    });
+  });
+}
+
+export const configSchema = z
+  .strictObject({
+    /** Processes serving the API (node:cluster): 1, a number, or `auto` (the cgroup CPU quota, else the cores). */
+    workers: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default(1),
+    /** Where single-use digests and rate-limit buckets live: Redis, or (default) this pod's memory. */
+    state: z
+      .strictObject({
+        redis: z
+          .strictObject({
+            url: z.url({ protocol: /^rediss?$/ }),
+            timeout_ms: positive.default(50),
+            key_prefix: z.string().default('leadgate:'),
+          })
+          .optional(),
+      })
+      .default({}),
+    listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
+    admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
+    /** A second listener for auth-only answers: nginx auth_request, Traefik ForwardAuth, Envoy ext_authz. */
+    forward_auth: z.strictObject({ listen: endpoint(8081) }).optional(),
+    upstream: z.strictObject({
+      url: z.url({ protocol: /^https?$/ }),
+      timeout_ms: positive.default(30_000),
+      connect_timeout_ms: positive.default(5_000),
+      max_sockets: positive.default(256),
+      health_path: z.string().startsWith('/').optional(),
+      engine: z.enum(['undici', 'http-proxy']).default('undici'),
+      underscore_headers: z.enum(['drop', 'pass']).default('drop'),
+    }),
+    client_ip: z
+      .strictObject({ trusted_proxies: z.array(ipRange).default([]) })
+      .default({ trusted_proxies: [] }),
+    digest: z
+      .strictObject({
+        max_skew_s: positive.default(300),
+        single_use: z.boolean().default(false),
+        on_store_error: z.enum(['deny', 'allow']).default('deny'),
+      })
+      .default({ max_skew_s: 300, single_use: false, on_store_error: 'deny' }),
+    rate_limits: z
+      .strictObject({
+        on_store_error: z.enum(['local', 'allow', 'deny']).default('local'),
+        policies: z.array(policySchema).default([]),
+      })
+      .default({ on_store_error: 'local', policies: [] }),
+    lead_token: z
+      .strictObject({
+        ttl_s: positive.default(3600),
+        max_skew_s: nonNegative.default(60),
+        cache_size: nonNegative.default(10_000),
+      })
+      .default({ ttl_s: 3600, max_skew_s: 60, cache_size: 10_000 }),
+    leads: z
+      .strictObject({
+        file: z.string().min(1).optional(),
+        upstream: z
+          .strictObject({
+            path: z
+              .string()
+              .startsWith('/')
+              .refine((p) => p.includes('{customer_id}'), { message: 'must contain {customer_id}' }),
+            by_id_path: z
+              .string()
+              .startsWith('/')
+              .refine((p) => p.includes('{id}'), { message: 'must contain {id}' })
+              .optional(),
+            cache_ttl_s: nonNegative.default(60),
+            cache_size: positive.default(10_000),
+          })
+          .optional(),
+      })
+      .refine((l) => !(l.file && l.upstream), { message: 'give leads.file or leads.upstream, not both' })
+      .default({}),
+    cors: z
+      .strictObject({ origins: z.array(origin).default([]), max_age_s: nonNegative.default(600) })
+      .default({ origins: [], max_age_s: 600 }),
+    shutdown: z
+      .strictObject({ delay_s: nonNegative.default(5), timeout_s: nonNegative.default(25) })
+      .default({ delay_s: 5, timeout_s: 25 }),
+    limits: z
+      .strictObject({
+        max_header_bytes: positive.default(16_384),
+        max_header_count: positive.max(10_000).default(100),
+        max_body_bytes: positive.optional(),
+        header_timeout_ms: positive.default(10_000),
+        request_timeout_ms: positive.default(60_000),
+        keepalive_timeout_ms: positive.default(5_000),
+      })
+      .default({
+        max_header_bytes: 16_384,
+        max_header_count: 100,
+        header_timeout_ms: 10_000,
+        request_timeout_ms: 60_000,
+        keepalive_timeout_ms: 5_000,
+      }),
+    /** OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is given here or in OTEL_*. */
+    tracing: z
+      .strictObject({
+        otlp_endpoint: z.url({ protocol: /^https?$/ }).optional(),
+        sample_ratio: z.number().min(0).max(1).optional(),
+      })
+      .default({}),
+    log: z
+      .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
+      .default({ requests: 'all' }),
+    keys: z.array(keySchema).min(1, 'at least one key is needed').superRefine(uniqueKeys),
+  })
+  .superRefine(policiesFit);
 
 export type RawConfig = z.infer<typeof configSchema>;
 export type RawKey = z.infer<typeof keySchema>;

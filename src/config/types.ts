@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { IpMatcher } from '../net/ip.js';
+import type { Bucket } from '../ratelimit/gcra.js';
 import type { TracingConfig } from '../tracing/settings.js';
 import type { KeyTable } from './key-table.js';
 import type { ConfigProblem } from './problems.js';
@@ -60,6 +61,25 @@ export type LeadsConfig =
       readonly cacheSize: number;
     };
 
+export interface RedisSettings {
+  readonly url: string;
+  /** Bounds every store call, reconnects included. */
+  readonly timeoutMs: number;
+  readonly keyPrefix: string;
+}
+
+/** A rate-limit policy, resolved: its GCRA bucket shape computed once. */
+export interface RateLimitPolicy {
+  readonly name: string;
+  readonly by: 'key' | 'client_ip' | 'lead';
+  readonly limit: number;
+  readonly windowS: number;
+  readonly burst: number;
+  /** The keys it applies to, or null for every key. */
+  readonly keys: ReadonlySet<string> | null;
+  readonly bucket: Bucket;
+}
+
 export interface Config {
   /** Absolute path of the config file. */
   readonly file: string;
@@ -84,7 +104,20 @@ export interface Config {
     readonly underscoreHeaders: 'drop' | 'pass';
   };
   readonly trustedProxies: IpMatcher;
-  readonly digest: { readonly maxSkewS: number; readonly singleUse: boolean };
+  readonly digest: {
+    readonly maxSkewS: number;
+    readonly singleUse: boolean;
+    /** The store cannot say whether a digest was used: refuse (503) or accept (logged, counted). */
+    readonly onStoreError: 'deny' | 'allow';
+  };
+  /** Processes serving the API; `auto` is worked out at start (workers/cpu-quota.ts). */
+  readonly workers: number | 'auto';
+  /** Shared state: Redis when set, else memory (shared by a pod's workers through the primary). */
+  readonly state: { readonly redis: RedisSettings | null };
+  readonly rateLimits: {
+    readonly onStoreError: 'local' | 'allow' | 'deny';
+    readonly policies: readonly RateLimitPolicy[];
+  };
   readonly leadToken: { readonly ttlS: number; readonly maxSkewS: number; readonly cacheSize: number };
   readonly leads: LeadsConfig;
   readonly cors: { readonly origins: ReadonlySet<string>; readonly maxAgeS: number };

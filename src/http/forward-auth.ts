@@ -68,14 +68,36 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
       ex.refuse(verdict);
       return;
     }
+    const admitted = ex.state.admit(verdict, { peer: ex.req.socket.remoteAddress, headers: ex.req.headers });
+    if (admitted === null) {
+      allow(ex, verdict, {});
+      return;
+    }
+    admitted
+      .then((a) => {
+        if (ex.answered) return;
+        if (a.error !== null) {
+          return ex.refuse(a.error, {
+            ...ex.state.cors.grant(ex.req.headers.origin, verdict.key),
+            ...a.headers,
+          });
+        }
+        allow(ex, verdict, a.headers);
+      })
+      .catch((err: unknown) => ex.unexpected(err));
+  }
+
+  /** 200: the identity headers for the proxy to copy upstream, and the rate-limit fields. */
+  function allow(ex: Exchange, principal: Principal, headers: Readonly<Record<string, string>>): void {
     ex.leaveBody();
-    res.writeHead(200, {
-      ...identityHeaders(verdict),
+    ex.res.writeHead(200, {
+      ...headers,
+      ...identityHeaders(principal),
       'x-request-id': ex.requestId,
       'cache-control': 'no-store',
       'content-length': 0,
     });
-    res.end();
+    ex.res.end();
   }
 
   /** Who the original request is from, or why it is refused. */

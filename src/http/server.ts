@@ -96,8 +96,22 @@ export function createRequestHandler(deps: HandlerDeps) {
       );
     }
     const cors = state.cors.grant(origin, principal.key);
-    if (principal.lookupId !== null) return lookup(ex, principal, cors);
-    forward(ex, principal, cors);
+    const admitted = state.admit(principal, { peer: req.socket.remoteAddress, headers: req.headers });
+    if (admitted === null) return answer(ex, principal, cors);
+    admitted
+      .then((a) => {
+        if (ex.answered) return;
+        const headers = { ...cors, ...a.headers };
+        if (a.error !== null) return ex.refuse(a.error, headers);
+        answer(ex, principal, headers);
+      })
+      .catch((err: unknown) => ex.unexpected(err));
+  }
+
+  /** Admitted: the lookup is answered here, everything else forwarded. */
+  function answer(ex: Exchange, principal: Principal, headers: CorsHeaders): void {
+    if (principal.lookupId !== null) lookup(ex, principal, headers);
+    else forward(ex, principal, headers);
   }
 
   function preflight(ex: Exchange) {

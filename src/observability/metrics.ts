@@ -74,6 +74,41 @@ export function createMetrics(sources: { readonly logLinesDropped: () => number 
       registers: [registry],
     }),
     inflight: createInflight(registry),
+    rateLimited: new Counter({
+      name: 'leadgate_rate_limited_total',
+      help: 'Requests refused with 429 rate_limited, by the policy that refused and the key name',
+      labelNames: ['policy', 'key'] as const,
+      registers: [registry],
+    }),
+    storeErrors: zeroed(
+      new Counter({
+        name: 'leadgate_state_store_errors_total',
+        help: 'Shared-state store calls that failed or took longer than state.redis.timeout_ms, by op',
+        labelNames: ['op'] as const,
+        registers: [registry],
+      }),
+      'op',
+      ['claim', 'spend'],
+    ),
+    storeDuration: new FixedHistogram(
+      'leadgate_state_store_duration_seconds',
+      'Shared-state store calls (single-use claims, rate-limit buckets), by op',
+      'op',
+      ['claim', 'spend'],
+      [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25],
+      registry,
+    ),
+    storeUp: new Gauge({
+      name: 'leadgate_state_store_up',
+      help: 'Whether the shared-state store answers: 1, or 0 while it is paused after repeated failures',
+      registers: [registry],
+    }),
+    storeFallbacks: new Counter({
+      name: 'leadgate_state_store_fallbacks_total',
+      help: 'Requests decided without the store, by use (digest, rate_limit) and on_store_error action',
+      labelNames: ['use', 'action'] as const,
+      registers: [registry],
+    }),
     logDropped: new Counter({
       name: 'leadgate_log_lines_dropped_total',
       help: 'Log lines dropped because stdout was not read fast enough (the queue holds 16 MiB)',
@@ -88,7 +123,11 @@ export function createMetrics(sources: { readonly logLinesDropped: () => number 
 
 /** Every reload result present from the start, at 0, so rate() and alerts see the series. */
 function withZeros(counter: Counter<'result'>): Counter<'result'> {
-  for (const result of ['ok', 'unchanged', 'failed']) counter.inc({ result }, 0);
+  return zeroed(counter, 'result', ['ok', 'unchanged', 'failed']);
+}
+
+function zeroed<L extends string>(counter: Counter<L>, label: L, values: readonly string[]): Counter<L> {
+  for (const value of values) counter.inc({ [label]: value } as Partial<Record<L, string>>, 0);
   return counter;
 }
 

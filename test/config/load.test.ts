@@ -36,7 +36,11 @@ describe('loadConfig', () => {
   it('resolves a minimal config with every default', () => {
     const config = loadConfig(write({ 'gateway.yaml': `${BASE}keys:\n${KEY}` }), { env: {} });
     expect(config.admin).toEqual({ host: '0.0.0.0', port: 9090 });
-    expect(config.digest).toEqual({ maxSkewS: 300, singleUse: false });
+    expect(config.digest).toEqual({ maxSkewS: 300, singleUse: false, onStoreError: 'deny' });
+    expect(config.workers).toBe(1);
+    expect(config.state).toEqual({ redis: null });
+    expect(config.rateLimits).toEqual({ onStoreError: 'local', policies: [] });
+    expect(config.tracing).toEqual({ otlpEndpoint: null, sampleRatio: null });
     expect(config.leadToken.ttlS).toBe(3600);
     expect(config.shutdown).toEqual({ delayS: 5, timeoutS: 25 });
     expect(config.limits.maxHeaderBytes).toBe(16384);

@@ -1,0 +1,90 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { createClientIpResolver } from '../auth/client-ip.js';
+import type { GatewayError } from '../auth/errors.js';
+import type { Principal } from '../auth/pipeline.js';
+import type { Config } from '../config/types.js';
+import { addressKey } from '../net/ip.js';
+import { createRateLimiter } from '../ratelimit/limiter.js';
+import type { MemoryStore } from '../store/memory.js';
+import type { StateStore } from '../store/types.js';
+import { createSingleUse } from './single-use.js';
+
+/** What admission needs of a request besides its principal. */
+export interface AdmissionFacts {
+  readonly peer: string | undefined;
+  readonly headers: IncomingHttpHeaders;
+}
+
+/** The verdict: headers for the answer either way (RateLimit fields, Retry-After), and a refusal. */
+export interface Admitted {
+  readonly headers: Readonly<Record<string, string>>;
+  readonly error: GatewayError | null;
+}
+
+/** Null: nothing to check for this request (no single use, no policy), decided without waiting. */
+export type Admit = (principal: Principal, facts: AdmissionFacts) => Promise<Admitted> | null;
+
+export interface AdmissionDeps {
+  /** Shared state: Redis (guarded), the primary's memory over IPC, or this process's memory. */
+  readonly store: StateStore;
+  /** Per-process buckets for `rate_limits.on_store_error: local`; null when `store` is local. */
+  readonly local: MemoryStore | null;
+  readonly limited: (policy: string, key: string) => void;
+  readonly fallback: (use: 'digest' | 'rate_limit', action: string) => void;
+}
+
+/**
+ * The step after §3 (CONTRACT §8): a digest's single use, then the rate limits. Requests refused
+ * by §3 never get here, so they neither use a digest up nor count.
+ */
+export function createAdmission(config: Config, deps: AdmissionDeps): Admit {
+  const singleUse = config.digest.singleUse
+    ? createSingleUse({
+        store: deps.store,
+        maxSkewS: config.digest.maxSkewS,
+        onStoreError: config.digest.onStoreError,
+        fallback: (action) => deps.fallback('digest', action),
+      })
+    : null;
+  const limiter =
+    config.rateLimits.policies.length === 0
+      ? null
+      : createRateLimiter({
+          policies: config.rateLimits.policies,
+          store: deps.store,
+          local: deps.local,
+          onStoreError: config.rateLimits.onStoreError,
+          limited: deps.limited,
+          fallback: (action) => deps.fallback('rate_limit', action),
+        });
+  const clientIp = createClientIpResolver(config.trustedProxies);
+
+  async function admit(principal: Principal, facts: AdmissionFacts, claim: boolean): Promise<Admitted> {
+    const lead = principal.lead;
+    if (claim && singleUse !== null && lead?.via === 'digest') {
+      const error = await singleUse(principal.key.name, lead.digest);
+      if (error !== null) return { headers: error.code === 'store_unavailable' ? RETRY : NONE, error };
+    }
+    const limited = limiter?.check({
+      keyName: principal.key.name,
+      clientIp: () => {
+        const address = clientIp(facts.peer, facts.headers['x-forwarded-for']);
+        return address === null ? 'unknown' : addressKey(address);
+      },
+      lead:
+        lead === null ? null : lead.via === 'digest' ? `customer:${lead.customerId}` : `lead:${lead.leadId}`,
+    });
+    if (limited === undefined || limited === null) return { headers: NONE, error: null };
+    const outcome = await limited;
+    return { headers: outcome.headers, error: outcome.refusal };
+  }
+
+  return (principal, facts) => {
+    const claim = singleUse !== null && principal.lead?.via === 'digest';
+    if (!claim && limiter === null) return null;
+    return admit(principal, facts, claim);
+  };
+}
+
+const NONE: Readonly<Record<string, string>> = Object.freeze({});
+const RETRY: Readonly<Record<string, string>> = Object.freeze({ 'retry-after': '1' });

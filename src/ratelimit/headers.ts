@@ -1,0 +1,27 @@
+import type { RateLimitPolicy } from '../config/types.js';
+
+/** One policy's state after a request, for the `RateLimit` field. */
+export interface PolicyState {
+  readonly policy: RateLimitPolicy;
+  readonly remaining: number;
+  readonly waitUs: number;
+}
+
+/** `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers-11): every applying policy, q and w. */
+export function policyField(policies: readonly RateLimitPolicy[]): string {
+  return policies.map((p) => `"${p.name}";q=${p.limit};w=${p.windowS}`).join(', ');
+}
+
+/**
+ * `RateLimit`: per policy `r` (admissible now) and `t` (seconds: until one more is admitted when
+ * r is 0, equal to Retry-After; else until the bucket is full again).
+ */
+export function rateLimitField(states: readonly PolicyState[]): string {
+  return states.map((s) => `"${s.policy.name}";r=${s.remaining};t=${secondsOf(s)}`).join(', ');
+}
+
+/** Whole seconds for `t` and Retry-After: rounded up, and at least 1 when nothing is left. */
+export function secondsOf(s: Pick<PolicyState, 'remaining' | 'waitUs'>): number {
+  const seconds = Math.ceil(s.waitUs / 1e6);
+  return s.remaining === 0 ? Math.max(1, seconds) : seconds;
+}

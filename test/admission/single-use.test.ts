@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { createSingleUse } from '../../src/admission/single-use.js';
+import { createMemoryStore } from '../../src/store/memory.js';
+import { type StateStore, StoreUnavailableError } from '../../src/store/types.js';
+
+const DIGEST = 'ab'.repeat(32);
+
+describe('single use of digests', () => {
+  it('accepts a digest once per key, upper case being the same digest', async () => {
+    const claim = createSingleUse({
+      store: createMemoryStore(),
+      maxSkewS: 300,
+      onStoreError: 'deny',
+      fallback: () => {},
+    });
+    expect(await claim('web', DIGEST)).toBeNull();
+    expect((await claim('web', DIGEST))?.code).toBe('replayed_digest');
+    expect((await claim('web', DIGEST.toUpperCase()))?.code).toBe('replayed_digest');
+    expect(await claim('other-key', DIGEST)).toBeNull();
+  });
+
+  it('stores no digest: the id holds the key name and a hash', async () => {
+    const ids: string[] = [];
+    const recording: StateStore = {
+      ...createMemoryStore(),
+      claimOnce: async (id) => {
+        ids.push(id);
+        return true;
+      },
+    };
+    const claim = createSingleUse({
+      store: recording,
+      maxSkewS: 300,
+      onStoreError: 'deny',
+      fallback: () => {},
+    });
+    await claim('web', DIGEST);
+    expect(ids[0]).toMatch(/^digest:web:[0-9a-f]{64}$/);
+    expect(ids[0]).not.toContain(DIGEST);
+  });
+
+  it('follows on_store_error when the store cannot answer: deny is 503, allow accepts', async () => {
+    const broken: StateStore = {
+      ...createMemoryStore(),
+      claimOnce: () => Promise.reject(new StoreUnavailableError('down')),
+    };
+    const actions: string[] = [];
+    const fallback = (a: string) => actions.push(a);
+    const deny = createSingleUse({ store: broken, maxSkewS: 300, onStoreError: 'deny', fallback });
+    const allow = createSingleUse({ store: broken, maxSkewS: 300, onStoreError: 'allow', fallback });
+    expect((await deny('web', DIGEST))?.code).toBe('store_unavailable');
+    expect(await allow('web', DIGEST)).toBeNull();
+    expect(actions).toEqual(['deny', 'allow']);
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import type { RateLimitPolicy } from '../../src/config/types.js';
+import { bucketOf } from '../../src/ratelimit/gcra.js';
+import { policyField, rateLimitField, secondsOf } from '../../src/ratelimit/headers.js';
+
+const policy = (name: string, limit: number, windowS: number): RateLimitPolicy => ({
+  name,
+  by: 'key',
+  limit,
+  windowS,
+  burst: 0,
+  keys: null,
+  bucket: bucketOf(limit, windowS, 0),
+});
+
+describe('RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11)', () => {
+  it('lists every applying policy in RateLimit-Policy with q and w', () => {
+    expect(policyField([policy('storefront', 120, 60), policy('per-key', 6000, 60)])).toBe(
+      '"storefront";q=120;w=60, "per-key";q=6000;w=60',
+    );
+  });
+
+  it('gives r and t per policy: t whole seconds rounded up, at least 1 when r is 0', () => {
+    const p = policy('storefront', 120, 60);
+    expect(rateLimitField([{ policy: p, remaining: 0, waitUs: 16_200_000 }])).toBe('"storefront";r=0;t=17');
+    expect(rateLimitField([{ policy: p, remaining: 5, waitUs: 2_500_000 }])).toBe('"storefront";r=5;t=3');
+    expect(secondsOf({ remaining: 0, waitUs: 1 })).toBe(1);
+    expect(secondsOf({ remaining: 0, waitUs: 0 })).toBe(1);
+    expect(secondsOf({ remaining: 3, waitUs: 0 })).toBe(0);
+  });
+});
