@@ -77,6 +77,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     logger,
   };
+  // A store that is up answers from the first request; one that is down does not hold the start.
+  await Promise.race([shared.state.store.ready, sleep(STORE_WAIT_MS)]);
   let state: GatewayState = buildState(config, shared);
   const lifecycle: Lifecycle = { draining: false, stopped: false };
   const inflight = metrics.inflight;
@@ -292,6 +294,9 @@ async function createForwarder(upstream: Config['upstream'], agent: http.Agent):
   const { createHttpProxyForwarder } = await import('./http/forward-http-proxy.js');
   return createHttpProxyForwarder(agent);
 }
+
+/** The longest the start waits for the state store's first connection. */
+const STORE_WAIT_MS = 1_000;
 
 /** The longest the exit waits for buffered spans to be exported. */
 const TRACE_FLUSH_MS = 2_000;

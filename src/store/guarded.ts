@@ -64,6 +64,7 @@ export function guardStore(
 
   return {
     kind: inner.kind,
+    ready: inner.ready,
     claimOnce: (id: string, ttlMs: number) => call('claim', () => inner.claimOnce(id, ttlMs)),
     spend: (id: string, bucket: Bucket): Promise<GcraVerdict> => call('spend', () => inner.spend(id, bucket)),
     close: () => inner.close(),

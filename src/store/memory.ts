@@ -42,6 +42,7 @@ export function createMemoryStore(nowUs: () => number = wallClockUs): MemoryStor
   };
   return {
     kind: 'memory',
+    ready: Promise.resolve(),
     claimOnceNow,
     spendNow,
     claimOnce: async (id, ttlMs) => claimOnceNow(id, ttlMs),

@@ -48,7 +48,10 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     },
   });
   client.on('error', (err: unknown) => options.onError(reasonOf(err)));
-  void client.connect().catch((err: unknown) => options.onError(reasonOf(err)));
+  const ready = client.connect().then(
+    () => {},
+    (err: unknown) => options.onError(reasonOf(err)),
+  );
   const prefix = options.keyPrefix;
 
   const evalGcra = async (key: string, bucket: Bucket): Promise<unknown> => {
@@ -63,6 +66,7 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
 
   return {
     kind: 'redis',
+    ready,
     async claimOnce(id, ttlMs) {
       const reply = await client.set(`${prefix}${id}`, '1', {
         condition: 'NX',

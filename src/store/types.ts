@@ -7,6 +7,8 @@ import type { Bucket, GcraVerdict } from '../ratelimit/gcra.js';
 export interface StateStore {
   /** Which store this is, for logs and metrics. */
   readonly kind: 'memory' | 'ipc' | 'redis';
+  /** Settles once the store first answers (or fails to): start waits on it, within a bound. */
+  readonly ready: Promise<void>;
   /** Records `id` for `ttlMs`; false when it was recorded already and has not expired. */
   claimOnce(id: string, ttlMs: number): Promise<boolean>;
   /** One GCRA step on bucket `id`. */

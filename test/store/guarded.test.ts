@@ -11,6 +11,7 @@ function switchable() {
   let calls = 0;
   const store: StateStore = {
     kind: 'redis',
+    ready: Promise.resolve(),
     claimOnce(id, ttl) {
       calls++;
       if (mode === 'down') return Promise.reject(new Error('ECONNREFUSED'));

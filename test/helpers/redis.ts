@@ -1,0 +1,94 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export const REDIS_SERVER = '/usr/bin/redis-server';
+export const hasRedis = (() => {
+  try {
+    execFileSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+export interface TestRedis {
+  readonly url: string;
+  readonly port: number;
+  /** SIGSTOP: connections stay open, nothing answers (calls time out). */
+  pause(): void;
+  resume(): void;
+  /** SIGKILL: connections are refused. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port (empty). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A real redis-server of this test's own, on 127.0.0.1 and a free port, without persistence. */
+export async function startRedis(): Promise<TestRedis> {
+  const port = await freePort();
+  let child: ChildProcess = await launch(port);
+  const exited = (c: ChildProcess) =>
+    new Promise<void>((resolve) =>
+      c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve()),
+    );
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    pause: () => child.kill('SIGSTOP'),
+    resume: () => child.kill('SIGCONT'),
+    async kill() {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+    async restart() {
+      child = await launch(port);
+    },
+    async stop() {
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+  };
+}
+
+function launch(port: number): Promise<ChildProcess> {
+  const child = spawn(
+    REDIS_SERVER,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'yes',
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        child.stdout?.resume();
+        resolve(child);
+      }
+    });
+    child.once('exit', () => reject(new Error(`redis-server exited: ${out}`)));
+  });
+}
