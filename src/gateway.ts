@@ -28,6 +28,10 @@ export interface GatewayOptions {
   readonly now?: () => number;
   /** In a worker pool without Redis: the primary's store, over IPC. */
   readonly remoteStore?: StateStore;
+  /** The config, already loaded by the caller (else loaded from `configPath`). */
+  readonly config?: Config;
+  /** Serve /healthz, /readyz and /metrics (default true; a pool's primary serves them instead). */
+  readonly adminListener?: boolean;
 }
 
 export interface Gateway {
@@ -46,6 +50,8 @@ export interface Gateway {
   drain(): Promise<void>;
   /** Closes everything at once. */
   close(): Promise<void>;
+  /** Null when ready to serve, else why not (draining, upstream not healthy). */
+  notReadyBecause(): string | null;
 }
 
 /**
@@ -55,7 +61,7 @@ export interface Gateway {
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const logger = options.logger ?? createLogger();
   const env = options.env ?? process.env;
-  const config = loadConfig(options.configPath, { env });
+  const config = options.config ?? loadConfig(options.configPath, { env });
   if (config.warnings.length > 0) {
     logger.warn(
       { warnings: config.warnings.map(formatProblem) },
@@ -125,24 +131,24 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       ? null
       : createApiServer(config.limits, faGuard, createForwardAuthHandler({ ...deps, guard: faGuard }));
 
-  const admin = http.createServer(
-    createAdminHandler(metrics, {
-      notReadyBecause: () => {
-        if (lifecycle.draining) return 'draining';
-        if (health !== null && !health.healthy()) return 'upstream not healthy';
-        return null;
-      },
-    }),
-  );
+  const notReadyBecause = () => {
+    if (lifecycle.draining) return 'draining';
+    if (health !== null && !health.healthy()) return 'upstream not healthy';
+    return null;
+  };
+  const admin =
+    options.adminListener === false
+      ? null
+      : http.createServer(createAdminHandler(metrics.registry, { notReadyBecause }));
 
   await listen(api, config.listen.host, config.listen.port);
-  await listen(admin, config.admin.host, config.admin.port);
+  if (admin !== null) await listen(admin, config.admin.host, config.admin.port);
   if (forwardAuth !== null && config.forwardAuth !== null) {
     await listen(forwardAuth, config.forwardAuth.listen.host, config.forwardAuth.listen.port);
   }
   const forwardAuthPort = forwardAuth === null ? null : (forwardAuth.address() as AddressInfo).port;
   const apiPort = (api.address() as AddressInfo).port;
-  const adminPort = (admin.address() as AddressInfo).port;
+  const adminPort = admin === null ? 0 : (admin.address() as AddressInfo).port;
 
   let watcher: ConfigWatcher | null = null;
   const apply = (next: Config) => {
@@ -173,7 +179,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     watcher?.close();
     health?.stop();
     for (const server of [api, admin, forwardAuth]) server?.closeAllConnections();
-    await Promise.all([closeServer(api), closeServer(admin), forwardAuth ? closeServer(forwardAuth) : null]);
+    await Promise.all(
+      [api, admin, forwardAuth].map((server) => (server === null ? null : closeServer(server))),
+    );
     forwarder.close();
     agent.destroy();
     state.resolver.close();
@@ -190,6 +198,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     config: () => state.config,
     reload,
+    notReadyBecause,
     drain() {
       draining ??= (async () => {
         const { delayS, timeoutS } = state.config.shutdown;

@@ -1,5 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Metrics } from '../observability/metrics.js';
+
+/** Where /metrics comes from: a prom-client registry, or a worker pool's aggregate. */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
 
 export interface Readiness {
   /** Null when ready, else why not (a short fixed phrase). */
@@ -7,7 +12,7 @@ export interface Readiness {
 }
 
 /** The admin listener: /healthz, /readyz, /metrics. Never proxied, never authenticated. */
-export function createAdminHandler(metrics: Metrics, readiness: Readiness) {
+export function createAdminHandler(metrics: MetricsSource, readiness: Readiness) {
   const json = (res: ServerResponse, status: number, body: object) => {
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
@@ -33,9 +38,9 @@ export function createAdminHandler(metrics: Metrics, readiness: Readiness) {
         return;
       }
       case '/metrics':
-        metrics.registry.metrics().then(
+        metrics.metrics().then(
           (text) => {
-            res.writeHead(200, { 'content-type': metrics.registry.contentType });
+            res.writeHead(200, { 'content-type': metrics.contentType });
             res.end(text);
           },
           () => json(res, 500, { status: 'metrics unavailable' }),

@@ -1,0 +1,56 @@
+import type { GcraVerdict } from '../ratelimit/gcra.js';
+import { isOurs, type StoreReply, type StoreRequest } from '../workers/messages.js';
+import type { MemoryStore } from './memory.js';
+import { type StateStore, StoreUnavailableError } from './types.js';
+
+/** The worker's side of a pool channel: `process` in a cluster worker. */
+export interface WorkerChannel {
+  send(message: StoreRequest, callback: (err: Error | null) => void): boolean;
+  on(event: 'message', listener: (message: unknown) => void): unknown;
+}
+
+/**
+ * In a worker pool without Redis: the pod's one memory store lives in the primary, and each
+ * worker asks it over the cluster IPC channel, so single use and rate limits hold across workers.
+ */
+export function createIpcStore(channel: WorkerChannel): StateStore {
+  let next = 0;
+  const pending = new Map<number, (reply: StoreReply) => void>();
+  channel.on('message', (message) => {
+    if (!isOurs<StoreReply>(message) || message.leadgate !== 'store-reply') return;
+    pending.get(message.id)?.(message);
+    pending.delete(message.id);
+  });
+  const ask = (request: StoreRequest) =>
+    new Promise<StoreReply>((resolve, reject) => {
+      pending.set(request.id, resolve);
+      channel.send(request, (err) => {
+        if (err === null) return;
+        pending.delete(request.id);
+        reject(new StoreUnavailableError('the primary process is not reachable'));
+      });
+    });
+  return {
+    kind: 'ipc',
+    ready: Promise.resolve(),
+    async claimOnce(key, ttlMs) {
+      const reply = await ask({ leadgate: 'store', id: next++, op: 'claim', key, ttlMs });
+      return 'claimed' in reply && reply.claimed;
+    },
+    async spend(key, bucket): Promise<GcraVerdict> {
+      const reply = await ask({ leadgate: 'store', id: next++, op: 'spend', key, bucket });
+      if (!('verdict' in reply)) throw new StoreUnavailableError('unexpected answer from the primary');
+      return reply.verdict;
+    },
+    async close() {
+      pending.clear();
+    },
+  };
+}
+
+/** The primary's side: answers a worker's store request from the pod's memory store. */
+export function answerStoreRequest(store: MemoryStore, request: StoreRequest): StoreReply {
+  return request.op === 'claim'
+    ? { leadgate: 'store-reply', id: request.id, claimed: store.claimOnceNow(request.key, request.ttlMs) }
+    : { leadgate: 'store-reply', id: request.id, verdict: store.spendNow(request.key, request.bucket) };
+}

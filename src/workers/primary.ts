@@ -1,0 +1,177 @@
+import cluster, { type Worker } from 'node:cluster';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
+import type { Config } from '../config/types.js';
+import { createAdminHandler } from '../http/admin.js';
+import { type Logger, sinkOf } from '../observability/log.js';
+import { answerStoreRequest } from '../store/ipc.js';
+import { createMemoryStore } from '../store/memory.js';
+import { type FromPrimary, type FromWorker, isOurs } from './messages.js';
+
+export interface PoolOptions {
+  readonly configPath: string;
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly count: number;
+}
+
+export interface Pool {
+  readonly apiPort: number;
+  readonly adminPort: number;
+  readonly forwardAuthPort: number | null;
+  readonly workers: number;
+  config(): Config;
+  reload(cause: string): Promise<void>;
+  drain(): Promise<void>;
+}
+
+interface Member {
+  ready: boolean;
+  notReady: string | null;
+}
+
+/** A worker that dies sooner than this after the previous restart waits out the rest first. */
+const RESTART_BACKOFF_MS = 1_000;
+
+/**
+ * The primary of a worker pool (`workers` > 1, node:cluster): forks the workers, restarts one that
+ * dies, holds the pod's memory store when there is no Redis, serves the admin listener (metrics
+ * summed over all workers, readiness from theirs), and relays SIGHUP and the drain to every worker.
+ */
+export async function startPool(options: PoolOptions): Promise<Pool> {
+  const { config, logger, count } = options;
+  const store = config.state.redis === null ? createMemoryStore() : null;
+  const members = new Map<Worker, Member>();
+  const own = poolMetrics(count);
+  let draining = false;
+  let lastRestart = 0;
+  const first: { ready: Extract<FromWorker, { leadgate: 'ready' }> | null } = { ready: null };
+
+  const fork = () => {
+    const worker = cluster.fork();
+    members.set(worker, { ready: false, notReady: 'starting' });
+    worker.on('message', (message: unknown) => onMessage(worker, message));
+    logger.info({ worker_pid: worker.process.pid }, 'worker started');
+  };
+  const onMessage = (worker: Worker, message: unknown) => {
+    if (!isOurs<FromWorker>(message)) return;
+    const member = members.get(worker);
+    if (message.leadgate === 'log') sinkOf(logger).write(message.text);
+    else if (message.leadgate === 'store' && store !== null) worker.send(answerStoreRequest(store, message));
+    else if (message.leadgate === 'readiness' && member) member.notReady = message.notReady;
+    else if (message.leadgate === 'ready' && member) {
+      member.ready = true;
+      member.notReady = null;
+      first.ready ??= message;
+    }
+  };
+
+  cluster.setupPrimary({ serialization: 'advanced' });
+  const started = new Promise<void>((resolve, reject) => {
+    cluster.on('exit', (worker, code, signal) => {
+      const member = members.get(worker);
+      members.delete(worker);
+      if (draining) return;
+      if (member?.ready !== true && first.ready === null) {
+        reject(new Error(`a worker exited while starting (code ${code ?? signal})`));
+        return;
+      }
+      own.restarts.inc();
+      logger.error({ worker_pid: worker.process.pid, code, signal }, 'worker died; starting another');
+      const wait = Math.max(0, lastRestart + RESTART_BACKOFF_MS - Date.now());
+      lastRestart = Date.now() + wait;
+      setTimeout(fork, wait).unref();
+    });
+    const check = setInterval(() => {
+      if ([...members.values()].filter((m) => m.ready).length >= count) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 20);
+  });
+  for (let i = 0; i < count; i++) fork();
+  await started;
+
+  const readiness = () => {
+    if (draining) return 'draining';
+    const states = [...members.values()];
+    const ready = states.filter((m) => m.ready && m.notReady === null).length;
+    own.ready.set(ready);
+    if (ready === 0) return states.find((m) => m.notReady !== null)?.notReady ?? 'no worker ready';
+    return null;
+  };
+  const aggregator = new AggregatorRegistry();
+  const admin = http.createServer(
+    createAdminHandler(
+      {
+        contentType: aggregator.contentType,
+        metrics: async () => `${await aggregator.clusterMetrics()}\n${await own.registry.metrics()}`,
+      },
+      { notReadyBecause: readiness },
+    ),
+  );
+  await new Promise<void>((resolve) => admin.listen(config.admin.port, config.admin.host, resolve));
+
+  const tell = (message: FromPrimary) => {
+    for (const worker of members.keys()) if (worker.isConnected()) worker.send(message);
+  };
+  let drained: Promise<void> | null = null;
+  return {
+    apiPort: first.ready?.apiPort ?? 0,
+    adminPort: (admin.address() as AddressInfo).port,
+    forwardAuthPort: first.ready?.forwardAuthPort ?? null,
+    workers: count,
+    config: () => config,
+    async reload(cause) {
+      tell({ leadgate: 'reload', cause });
+    },
+    drain() {
+      drained ??= (async () => {
+        draining = true;
+        tell({ leadgate: 'drain' });
+        const { delayS, timeoutS } = config.shutdown;
+        await allExited(members, (delayS + timeoutS + 5) * 1000);
+        for (const worker of members.keys()) worker.process.kill('SIGKILL');
+        await new Promise<void>((resolve) => admin.close(() => resolve()));
+        await store?.close();
+      })();
+      return drained;
+    },
+  };
+}
+
+function poolMetrics(count: number) {
+  const registry = new Registry();
+  const configured = new Gauge({
+    name: 'leadgate_workers',
+    help: 'Worker processes the pool runs (workers)',
+    registers: [registry],
+  });
+  configured.set(count);
+  return {
+    registry,
+    ready: new Gauge({
+      name: 'leadgate_workers_ready',
+      help: 'Worker processes ready to serve',
+      registers: [registry],
+    }),
+    restarts: new Counter({
+      name: 'leadgate_worker_restarts_total',
+      help: 'Workers that died and were started again',
+      registers: [registry],
+    }),
+  };
+}
+
+function allExited(members: Map<Worker, Member>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const until = Date.now() + ms;
+    const check = setInterval(() => {
+      if (members.size === 0 || Date.now() >= until) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 25);
+  });
+}
