@@ -60,17 +60,21 @@ export function createMetrics(sources: { readonly logLinesDropped: () => number 
       name: 'leadgate_config_info',
       help: 'The config in force: 1 for its hash',
       labelNames: ['hash'] as const,
+      // in a worker pool: one value, not one per worker added up
+      aggregator: 'first',
       registers: [registry],
     }),
     keyExpiry: new Gauge({
       name: 'leadgate_key_expiry_timestamp_seconds',
       help: 'When each API key with expires_at expires (unix seconds): alert on it before it does',
       labelNames: ['key'] as const,
+      aggregator: 'first',
       registers: [registry],
     }),
     configLoaded: new Gauge({
       name: 'leadgate_config_loaded_timestamp_seconds',
       help: 'When the config in force was loaded',
+      aggregator: 'min',
       registers: [registry],
     }),
     inflight: createInflight(registry),
@@ -101,6 +105,7 @@ export function createMetrics(sources: { readonly logLinesDropped: () => number 
     storeUp: new Gauge({
       name: 'leadgate_state_store_up',
       help: 'Whether the shared-state store answers: 1, or 0 while it is paused after repeated failures',
+      aggregator: 'min',
       registers: [registry],
     }),
     storeFallbacks: new Counter({

@@ -77,6 +77,11 @@ describe('workers: 2 without Redis (node:cluster, state in the primary)', () => 
     expect(metrics.status).toBe(200);
     expect(sumOf(metrics.text, /^leadgate_requests_total\{status="200",code="ok",key="server"\}/)).toBe(6);
     expect(metrics.text).toMatch(/^leadgate_workers 2$/m);
+    // one value for the pod, not one per worker added up
+    expect(metrics.text).toMatch(/^leadgate_config_info\{hash="[0-9a-f]{16}"\} 1$/m);
+    expect(metrics.text).toMatch(/^leadgate_state_store_up 1$/m);
+    const loaded = Number(/^leadgate_config_loaded_timestamp_seconds (\S+)$/m.exec(metrics.text)?.[1]);
+    expect(Math.abs(loaded - Date.now() / 1000)).toBeLessThan(600);
     expect(metrics.text).toMatch(/^leadgate_config_reloads_total\{result="failed"\} 0$/m);
     expect(metrics.text).toMatch(/^process_cpu_seconds_total /m);
     expect((await ask(s.adminPort, { path: '/readyz' })).status).toBe(200);
