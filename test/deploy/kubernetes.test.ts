@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
@@ -140,6 +140,82 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     const port = svc.spec?.ports?.find((p) => p.name === sm.spec.endpoints[0]?.port);
     expect(port?.targetPort).toBe('admin');
     expect(sm.spec.endpoints[0]?.path).toBe('/metrics');
+  });
+
+  it('offers a Redis component: Redis itself, its URL for the sidecar, and the same config with state.redis on', () => {
+    const dir = new URL('components/redis/', DIR);
+    const read = (f: string) => readFileSync(new URL(f, dir), 'utf8');
+    const component = parseAllDocuments(read('kustomization.yaml'))[0]?.toJS() as {
+      kind: string;
+      resources: string[];
+      patches: Array<{ path: string }>;
+    };
+    expect(component.kind).toBe('Component');
+    const docs = [...component.resources, ...component.patches.map((p) => p.path)].flatMap((f) =>
+      parseAllDocuments(read(f)).map((d) => d.toJS() as Obj),
+    );
+    const redis = new Deployment(
+      docs.find((o) => o.kind === 'Deployment' && o.metadata?.name === 'leadgate-redis') as never,
+    );
+    redis.validate();
+    expect(redis.spec?.template.spec?.containers[0]?.args).toContain('--requirepass');
+    new Service(docs.find((o) => o.kind === 'Service') as never).validate();
+    const secret = new Secret(docs.find((o) => o.kind === 'Secret') as never);
+    secret.validate();
+    // the component's gateway.yaml is the base one plus state.redis and single use, nothing else
+    const base =
+      (byKind('ConfigMap') as unknown as { data: Record<string, string> }).data['gateway.yaml'] ?? '';
+    const patched = (docs.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> })
+      .data['gateway.yaml'];
+    const expected = base
+      .replace(
+        'workers: auto\n',
+        'workers: auto\n# Shared state on Redis (components/redis): single use and rate limits across every replica.\nstate:\n  redis: { url: "${LEADGATE_REDIS_URL}", timeout_ms: 50, key_prefix: "leadgate:" }\n',
+      )
+      .replace(
+        'digest: { max_skew_s: 300 }',
+        'digest: { max_skew_s: 300, single_use: true, on_store_error: deny }',
+      );
+    expect(patched).toBe(expected);
+    const files = mkdtempSync(join(tmpdir(), 'leadgate-k8s-redis-'));
+    const secrets = (byKind('Secret') as unknown as { stringData: Record<string, string> }).stringData;
+    for (const [name, value] of Object.entries(secrets)) writeFileSync(join(files, name), value);
+    writeFileSync(
+      join(files, 'gateway.yaml'),
+      (patched ?? '').replaceAll('/run/secrets/leadgate/', `${files}/`),
+    );
+    const url = secret.stringData?.url ?? '';
+    const config = loadConfig(join(files, 'gateway.yaml'), { env: { LEADGATE_REDIS_URL: url } });
+    expect(config.state.redis?.url).toBe(url);
+    expect(config.digest.singleUse).toBe(true);
+    expect(config.workers).toBe('auto');
+    // the sidecar gets the URL from the Secret
+    const env = docs.find(
+      (o) => o.kind === 'Deployment' && o.metadata?.name === 'merchant-api',
+    ) as unknown as {
+      spec: { template: { spec: { containers: Array<{ name: string; env: Array<{ name: string }> }> } } };
+    };
+    expect(env.spec.template.spec.containers[0]?.env[0]?.name).toBe('LEADGATE_REDIS_URL');
+    if (hasKubectl) {
+      const overlay = mkdtempSync(join(tmpdir(), 'leadgate-k8s-overlay-'));
+      writeFileSync(
+        join(overlay, 'kustomization.yaml'),
+        `resources: [${relative(overlay, DIR.pathname)}]\ncomponents: [${relative(overlay, new URL('components/redis', DIR).pathname)}]\n`,
+      );
+      const rendered = execFileSync('kubectl', ['kustomize', overlay], { encoding: 'utf8' });
+      expect(rendered).toContain('LEADGATE_REDIS_URL');
+      expect(rendered).toContain('state:');
+      expect(rendered).toContain('name: leadgate-redis');
+    }
+  });
+
+  it('sizes workers: auto by the sidecar CPU limit', () => {
+    const sidecar = new Deployment(byKind('Deployment') as never).spec?.template.spec?.containers.find(
+      (c) => c.name === 'leadgate',
+    );
+    expect(sidecar?.resources?.limits?.cpu).toBe('2');
+    const cm = byKind('ConfigMap') as unknown as { data: Record<string, string> };
+    expect(cm.data['gateway.yaml']).toMatch(/^workers: auto$/m);
   });
 
   it("the Secret's placeholder values are warned about by check, and refused by check --strict", () => {
