@@ -18,6 +18,9 @@ export function writeBenchConfig(opts: {
   logRequests?: 'all' | 'errors' | 'none';
   /** Tracing on, exporting to this OTLP traces URL at this sample ratio. */
   tracing?: { endpoint: string; ratio: number };
+  /** One rate-limit policy (per key, never reached), in memory or on the Redis at this port. */
+  rateLimit?: { redisPort: number | null };
+  workers?: number;
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-'));
   const lines = [
@@ -27,6 +30,15 @@ export function writeBenchConfig(opts: {
     'shutdown: { delay_s: 0, timeout_s: 1 }',
     'leads: { file: leads.yaml }',
     `log: { requests: ${opts.logRequests ?? 'all'} }`,
+    ...(opts.workers ? [`workers: ${opts.workers}`] : []),
+    ...(opts.rateLimit
+      ? [
+          'rate_limits: { policies: [{ name: bench, by: key, limit: 1000000000, window_s: 1 }] }',
+          ...(opts.rateLimit.redisPort === null
+            ? []
+            : [`state: { redis: { url: "redis://127.0.0.1:${opts.rateLimit.redisPort}", timeout_ms: 50 } }`]),
+        ]
+      : []),
     ...(opts.tracing
       ? [`tracing: { otlp_endpoint: "${opts.tracing.endpoint}", sample_ratio: ${opts.tracing.ratio} }`]
       : []),

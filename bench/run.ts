@@ -70,6 +70,26 @@ http {
   return new Promise((resolve) => setTimeout(() => resolve({ port, pid: child.pid ?? 0 }), 500));
 }
 
+/** A redis-server of the bench's own, or null when Debian's redis-server is not installed. */
+async function startRedisServer(): Promise<{ port: number; pid: number } | null> {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  children.push(child);
+  await new Promise((r) => setTimeout(r, 300));
+  return { port, pid: child.pid ?? 0 };
+}
+
 interface Target {
   readonly name: string;
   readonly port: number;
@@ -78,6 +98,8 @@ interface Target {
   readonly path: string;
   headers(): Record<string, string>;
   readonly expectStatus?: number;
+  /** Another process whose CPU per request is reported beside (Redis for the Redis row). */
+  readonly sidePid?: number;
 }
 
 interface Measured {
@@ -86,6 +108,7 @@ interface Measured {
   readonly p99: number;
   /** CPU the serving process spent per request served, µs (median of the rounds). */
   readonly cpuUs: number;
+  readonly sideCpuUs: number;
   readonly errors: number;
 }
 
@@ -96,18 +119,22 @@ const median = (xs: number[]) => {
 
 async function once(t: Target, connections: number, seconds: number) {
   const before = cpuMicros(t.pid);
+  const sideBefore = t.sidePid === undefined ? 0 : cpuMicros(t.sidePid);
   const r = await runLoad({
     url: `http://127.0.0.1:${t.port}${t.path}`,
     headers: t.headers(),
     connections,
     seconds,
   });
-  return { ...r, cpuUs: (cpuMicros(t.pid) - before) / r.requests };
+  const side = t.sidePid === undefined ? 0 : cpuMicros(t.sidePid) - sideBefore;
+  return { ...r, cpuUs: (cpuMicros(t.pid) - before) / r.requests, sideCpuUs: side / r.requests };
 }
 
 /** Every target once per round, interleaved, after a warm-up; medians over the rounds. */
 async function measure(targets: Target[], rounds: number, seconds: number, connections: number) {
-  const runs = new Map<string, Array<LoadResult & { cpuUs: number }>>(targets.map((t) => [t.name, []]));
+  const runs = new Map<string, Array<LoadResult & { cpuUs: number; sideCpuUs: number }>>(
+    targets.map((t) => [t.name, []]),
+  );
   for (const t of targets) await once(t, connections, 1); // let each process's JIT settle
   for (let round = 1; round <= rounds; round++) {
     for (const t of targets) {
@@ -128,6 +155,7 @@ async function measure(targets: Target[], rounds: number, seconds: number, conne
           p50: median(rs.map((r) => r.p50)),
           p99: median(rs.map((r) => r.p99)),
           cpuUs: median(rs.map((r) => r.cpuUs)),
+          sideCpuUs: median(rs.map((r) => r.sideCpuUs)),
           errors: rs.reduce((a, r) => a + r.errors, 0),
         },
       ];
@@ -163,6 +191,13 @@ async function startTargets(): Promise<Target[]> {
     );
   const lgTraced = await traced(0.01);
   const lgTracedAll = await traced(1);
+  const redis = await startRedisServer();
+  if (redis === null)
+    process.stderr.write('  redis-server not installed: the Redis row is left out (Debian: redis-server)\n');
+  const lgLimited = await serve(config({ engine: 'undici', rateLimit: { redisPort: null } }));
+  const lgLimitedRedis =
+    redis === null ? null : await serve(config({ engine: 'undici', rateLimit: { redisPort: redis.port } }));
+  const lgWorkers = await serve(config({ engine: 'undici', workers: 2 }));
 
   const at = (p: { port: number; child?: ChildProcess; pid?: number }) => ({
     port: p.port,
@@ -196,6 +231,19 @@ async function startTargets(): Promise<Target[]> {
     { name: 'leadgate (b), log.requests: errors', ...at(lgQuiet), path: API, headers: storefrontHeaders },
     { name: 'leadgate (b) on http-proxy', ...at(lgHp), path: API, headers: storefrontHeaders },
     { name: TRACED, ...at(lgTraced), path: API, headers: storefrontHeaders },
+    { name: LIMITED, ...at(lgLimited), path: API, headers: storefrontHeaders },
+    ...(lgLimitedRedis === null || redis === null
+      ? []
+      : [
+          {
+            name: LIMITED_REDIS,
+            ...at(lgLimitedRedis),
+            path: API,
+            headers: storefrontHeaders,
+            sidePid: redis.pid,
+          },
+        ]),
+    { name: WORKERS_2, ...at(lgWorkers), path: API, headers: storefrontHeaders },
     { name: TRACED_ALL, ...at(lgTracedAll), path: API, headers: storefrontHeaders },
   ];
   return ONLY === null
@@ -208,6 +256,9 @@ const BARE_HP = 'bare proxy: http-proxy';
 const BARE_LOG = 'bare undici + 1 log line + 1 header';
 const TOKEN_PATH = 'leadgate (b) STOREFRONT + token';
 const TRACED = 'leadgate (b), tracing on, 1 % sampled';
+const LIMITED = 'leadgate (b) + 1 rate-limit policy, in memory';
+const LIMITED_REDIS = 'leadgate (b) + 1 rate-limit policy, on Redis';
+const WORKERS_2 = 'leadgate (b), workers: 2';
 const TRACED_ALL = 'leadgate (b), tracing on, every request sampled';
 const token = signLeadToken(SECRET, 'lead-1');
 const serverHeaders = () => ({ 'x-apikey': SERVER_KEY, 'x-source': 'web' });
@@ -239,6 +290,7 @@ function rowsOf(targets: Target[], results: Map<string, Measured>) {
       rps_vs_bare: Number(((r?.rps ?? 0) / (base?.rps ?? Number.NaN)).toFixed(2)),
       rps_vs_nginx: Number(((r?.rps ?? 0) / (nginx?.rps ?? Number.NaN)).toFixed(2)),
       unexpected_errors: t.expectStatus === undefined ? (r?.errors ?? 0) : 0,
+      ...(t.sidePid === undefined ? {} : { side_cpu_us_per_request: Number((r?.sideCpuUs ?? 0).toFixed(1)) }),
     };
   });
 }
@@ -345,6 +397,23 @@ function print(report: {
     console.log(
       `tracing: on at 1 % costs ${traced} µs CPU per request over (b) with tracing off (target ≤ 5 µs: ${traced <= 5 ? 'met' : 'not met'}); ` +
         `every request sampled: ${over(TRACED_ALL)} µs`,
+    );
+  const memory = over(LIMITED);
+  if (memory !== null)
+    console.log(
+      `rate limits: one policy in memory costs ${memory} µs CPU per request over (b) (target ≤ 3 µs: ${memory <= 3 ? 'met' : 'not met'})`,
+    );
+  const onRedis = over(LIMITED_REDIS);
+  const redisRow = report.rows.find((r) => r.target === LIMITED_REDIS);
+  if (onRedis !== null)
+    console.log(
+      `rate limits: one policy on Redis costs ${onRedis} µs CPU per request in leadgate over (b) (target ≤ 15 µs: ${onRedis <= 15 ? 'met' : 'not met'}), ` +
+        `and ${redisRow?.side_cpu_us_per_request ?? '?'} µs in redis-server`,
+    );
+  const w2 = report.rows.find((r) => r.target === WORKERS_2);
+  if (w2 !== undefined && b !== undefined)
+    console.log(
+      `workers: 2 serve ${w2.rps} req/s against ${b.rps} for one process (×${(w2.rps / b.rps).toFixed(2)}), ${w2.cpu_us_per_request} µs CPU per request (primary and workers) against ${b.cpu_us_per_request}`,
     );
   console.log(
     `${hasWrk ? 'wrk' : 'autocannon'}, ${report.machine.cores} cores (${report.machine.cpu}), node ${report.machine.node}; JSON in bench/results/latest.json`,

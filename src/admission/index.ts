@@ -21,8 +21,12 @@ export interface Admitted {
   readonly error: GatewayError | null;
 }
 
-/** Null: nothing to check for this request (no single use, no policy), decided without waiting. */
-export type Admit = (principal: Principal, facts: AdmissionFacts) => Promise<Admitted> | null;
+/**
+ * Null: nothing to check for this request (no single use, no policy). With the store in this
+ * process the verdict comes without a promise; a shared store (Redis, a pool's primary) answers
+ * with one.
+ */
+export type Admit = (principal: Principal, facts: AdmissionFacts) => Admitted | Promise<Admitted> | null;
 
 export interface AdmissionDeps {
   /** Shared state: Redis (guarded), the primary's memory over IPC, or this process's memory. */
@@ -59,13 +63,9 @@ export function createAdmission(config: Config, deps: AdmissionDeps): Admit {
         });
   const clientIp = createClientIpResolver(config.trustedProxies);
 
-  async function admit(principal: Principal, facts: AdmissionFacts, claim: boolean): Promise<Admitted> {
+  function limit(principal: Principal, facts: AdmissionFacts): Admitted | Promise<Admitted> | null {
     const lead = principal.lead;
-    if (claim && singleUse !== null && lead?.via === 'digest') {
-      const error = await singleUse(principal.key.name, lead.digest);
-      if (error !== null) return { headers: error.code === 'store_unavailable' ? RETRY : NONE, error };
-    }
-    const limited = limiter?.check({
+    const checked = limiter?.check({
       keyName: principal.key.name,
       clientIp: () => {
         const address = clientIp(facts.peer, facts.headers['x-forwarded-for']);
@@ -74,17 +74,27 @@ export function createAdmission(config: Config, deps: AdmissionDeps): Admit {
       lead:
         lead === null ? null : lead.via === 'digest' ? `customer:${lead.customerId}` : `lead:${lead.leadId}`,
     });
-    if (limited === undefined || limited === null) return { headers: NONE, error: null };
-    const outcome = await limited;
-    return { headers: outcome.headers, error: outcome.refusal };
+    if (checked === undefined || checked === null) return null;
+    return after(checked, (o) => ({ headers: o.headers, error: o.refusal }));
   }
 
   return (principal, facts) => {
-    const claim = singleUse !== null && principal.lead?.via === 'digest';
-    if (!claim && limiter === null) return null;
-    return admit(principal, facts, claim);
+    const lead = principal.lead;
+    if (singleUse === null || lead?.via !== 'digest') return limit(principal, facts);
+    return after(singleUse(principal.key.name, lead.digest), (error) => {
+      if (error !== null) return { headers: error.code === 'store_unavailable' ? RETRY : NONE, error };
+      return limit(principal, facts) ?? ADMITTED;
+    });
   };
 }
 
-const NONE: Readonly<Record<string, string>> = Object.freeze({});
+/** `f` on a value that may still be coming: at once when it is here, else when it comes. */
+function after<T, U>(value: T | Promise<T>, f: (v: T) => U | Promise<U>): U | Promise<U> {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
+/** The headers of an admission that adds none (compared by identity on the hot path). */
+export const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+const NONE = NO_HEADERS;
 const RETRY: Readonly<Record<string, string>> = Object.freeze({ 'retry-after': '1' });
+const ADMITTED: Admitted = Object.freeze({ headers: NONE, error: null });

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../auth/errors.js';
+import type { MemoryStore } from '../store/memory.js';
 import { type StateStore, StoreUnavailableError } from '../store/types.js';
 
 export interface SingleUseOptions {
-  readonly store: StateStore;
+  /** The shared store; an in-process one (memory) is asked without a promise. */
+  readonly store: StateStore | MemoryStore;
   readonly maxSkewS: number;
   readonly onStoreError: 'deny' | 'allow';
   readonly fallback: (action: 'deny' | 'allow') => void;
@@ -17,16 +19,23 @@ export interface SingleUseOptions {
  */
 export function createSingleUse(options: SingleUseOptions) {
   const ttlMs = 2 * options.maxSkewS * 1000;
-  return async function claim(keyName: string, digest: string): Promise<GatewayError | null> {
-    const hash = createHash('sha256').update(digest.toLowerCase()).digest('hex');
+  const inProcess = 'claimOnceNow' in options.store ? options.store : null;
+
+  async function claimShared(id: string): Promise<GatewayError | null> {
     try {
-      const first = await options.store.claimOnce(`digest:${keyName}:${hash}`, ttlMs);
-      return first ? null : replayed;
+      return (await options.store.claimOnce(id, ttlMs)) ? null : replayed;
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
       options.fallback(options.onStoreError);
       return options.onStoreError === 'allow' ? null : unavailable;
     }
+  }
+
+  return function claim(keyName: string, digest: string): GatewayError | null | Promise<GatewayError | null> {
+    const hash = createHash('sha256').update(digest.toLowerCase()).digest('hex');
+    const id = `digest:${keyName}:${hash}`;
+    if (inProcess !== null) return inProcess.claimOnceNow(id, ttlMs) ? null : replayed;
+    return claimShared(id);
   };
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { type Admitted, NO_HEADERS } from '../admission/index.js';
 import { GatewayError } from '../auth/errors.js';
 import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
@@ -98,14 +99,16 @@ export function createRequestHandler(deps: HandlerDeps) {
     const cors = state.cors.grant(origin, principal.key);
     const admitted = state.admit(principal, { peer: req.socket.remoteAddress, headers: req.headers });
     if (admitted === null) return answer(ex, principal, cors);
-    admitted
-      .then((a) => {
-        if (ex.answered) return;
-        const headers = { ...cors, ...a.headers };
-        if (a.error !== null) return ex.refuse(a.error, headers);
-        answer(ex, principal, headers);
-      })
-      .catch((err: unknown) => ex.unexpected(err));
+    if (!(admitted instanceof Promise)) return admit(ex, principal, cors, admitted);
+    admitted.then((a) => admit(ex, principal, cors, a)).catch((err: unknown) => ex.unexpected(err));
+  }
+
+  /** After single use and rate limits: refused with their headers, or answered with them. */
+  function admit(ex: Exchange, principal: Principal, cors: CorsHeaders, a: Admitted): void {
+    if (ex.answered) return;
+    const headers = a.headers === NO_HEADERS ? cors : { ...cors, ...a.headers };
+    if (a.error !== null) ex.refuse(a.error, headers);
+    else answer(ex, principal, headers);
   }
 
   /** Admitted: the lookup is answered here, everything else forwarded. */

@@ -23,7 +23,8 @@ export interface LimitOutcome {
 
 export interface RateLimiterOptions {
   readonly policies: readonly RateLimitPolicy[];
-  readonly store: StateStore;
+  /** The shared store; an in-process one (memory) is asked without a promise. */
+  readonly store: StateStore | MemoryStore;
   /** The per-process buckets for `on_store_error: local`; null when `store` is already local. */
   readonly local: MemoryStore | null;
   readonly onStoreError: 'local' | 'allow' | 'deny';
@@ -31,27 +32,31 @@ export interface RateLimiterOptions {
   readonly fallback: (action: 'local' | 'allow' | 'deny') => void;
 }
 
-/** A policy whose store gave no answer under `on_store_error: allow`: no state to show. */
-const UNKNOWN = null;
+/** The policies that apply to one key, with and without a lead credential; fields built once. */
+interface Applying {
+  readonly policies: readonly RateLimitPolicy[];
+  readonly policyField: string;
+}
 
 /**
  * CONTRACT §8 rate limits: every policy that applies to the request spends from its bucket (all at
- * once: one pipelined round trip on Redis); one refusal refuses the request with 429, naming the
- * policy. Returns null when no policy applies.
+ * once: one pipelined round trip on Redis, no promise at all in memory); one refusal refuses the
+ * request with 429, naming the policy. `check` returns null when no policy applies.
  */
 export function createRateLimiter(options: RateLimiterOptions) {
-  const byKey = new Map<string, readonly RateLimitPolicy[]>();
-  const policiesOf = (keyName: string) => {
-    let found = byKey.get(keyName);
-    if (found === undefined) {
-      found = options.policies.filter((p) => p.keys === null || p.keys.has(keyName));
-      byKey.set(keyName, found);
+  const inProcess = 'spendNow' in options.store ? options.store : null;
+  const byKey = new Map<string, { withLead: Applying | null; withoutLead: Applying | null }>();
+  const applyingTo = (keyName: string, hasLead: boolean): Applying | null => {
+    let sets = byKey.get(keyName);
+    if (sets === undefined) {
+      const forKey = options.policies.filter((p) => p.keys === null || p.keys.has(keyName));
+      sets = { withLead: applying(forKey), withoutLead: applying(forKey.filter((p) => p.by !== 'lead')) };
+      byKey.set(keyName, sets);
     }
-    return found;
+    return hasLead ? sets.withLead : sets.withoutLead;
   };
 
-  async function spend(policy: RateLimitPolicy, subject: Subject): Promise<GcraVerdict | null> {
-    const id = `rl:${policy.name}:${bucketName(policy, subject)}`;
+  async function spendShared(policy: RateLimitPolicy, id: string): Promise<GcraVerdict | null> {
     try {
       return await options.store.spend(id, policy.bucket);
     } catch (err) {
@@ -61,58 +66,76 @@ export function createRateLimiter(options: RateLimiterOptions) {
         return options.local.spendNow(id, policy.bucket);
       }
       if (options.onStoreError === 'deny') throw err;
-      return UNKNOWN;
+      return null; // allow: admitted, with no state to show for this policy
     }
   }
 
-  async function decide(applying: readonly RateLimitPolicy[], subject: Subject): Promise<LimitOutcome> {
-    let verdicts: Array<GcraVerdict | null>;
+  async function decideShared(set: Applying, subject: Subject): Promise<LimitOutcome> {
     try {
-      verdicts = await Promise.all(applying.map((p) => spend(p, subject)));
+      const ids = set.policies.map((p) => bucketId(p, subject));
+      const verdicts = await Promise.all(set.policies.map((p, i) => spendShared(p, ids[i] as string)));
+      return outcome(set, verdicts, subject.keyName);
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
-      return { headers: { 'retry-after': '1' }, refusal: storeUnavailable };
+      return { headers: RETRY, refusal: storeUnavailable };
     }
+  }
+
+  function outcome(
+    set: Applying,
+    verdicts: ReadonlyArray<GcraVerdict | null>,
+    keyName: string,
+  ): LimitOutcome {
     const states: PolicyState[] = [];
     let refusedBy: PolicyState | null = null;
-    verdicts.forEach((v, i) => {
-      const policy = applying[i] as RateLimitPolicy;
-      if (v === null) return;
-      const state = { policy, remaining: v.remaining, waitUs: v.waitUs };
+    for (let i = 0; i < verdicts.length; i++) {
+      const v = verdicts[i];
+      if (v === null || v === undefined) continue;
+      const state = { policy: set.policies[i] as RateLimitPolicy, remaining: v.remaining, waitUs: v.waitUs };
       states.push(state);
       if (!v.allowed && refusedBy === null) refusedBy = state;
-    });
-    const headers: Record<string, string> = { 'ratelimit-policy': policyField(applying) };
+    }
+    const headers: Record<string, string> = { 'ratelimit-policy': set.policyField };
     if (states.length > 0) headers.ratelimit = rateLimitField(states);
     if (refusedBy === null) return { headers, refusal: null };
-    const refused: PolicyState = refusedBy;
-    options.limited(refused.policy.name, subject.keyName);
-    headers['retry-after'] = String(secondsOf(refused));
+    options.limited(refusedBy.policy.name, keyName);
+    headers['retry-after'] = String(secondsOf(refusedBy));
     return {
       headers,
-      refusal: new GatewayError('rate_limited', `rate limit "${refused.policy.name}" reached: retry later`),
+      refusal: new GatewayError('rate_limited', `rate limit "${refusedBy.policy.name}" reached: retry later`),
     };
   }
 
   return {
-    check(subject: Subject): Promise<LimitOutcome> | null {
-      const applying = policiesOf(subject.keyName).filter((p) => p.by !== 'lead' || subject.lead !== null);
-      return applying.length === 0 ? null : decide(applying, subject);
+    check(subject: Subject): LimitOutcome | Promise<LimitOutcome> | null {
+      const set = applyingTo(subject.keyName, subject.lead !== null);
+      if (set === null) return null;
+      if (inProcess === null) return decideShared(set, subject);
+      const verdicts = set.policies.map((p) => inProcess.spendNow(bucketId(p, subject), p.bucket));
+      return outcome(set, verdicts, subject.keyName);
     },
   };
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
+function applying(policies: readonly RateLimitPolicy[]): Applying | null {
+  return policies.length === 0 ? null : { policies, policyField: policyField(policies) };
+}
+
+const RETRY: Readonly<Record<string, string>> = Object.freeze({ 'retry-after': '1' });
 const storeUnavailable = new GatewayError(
   'store_unavailable',
   'the rate-limit store is unavailable: retry in a second',
 );
 
-/** The bucket's name within a policy; a lead or customer id is hashed (no customer data in Redis). */
-function bucketName(policy: RateLimitPolicy, subject: Subject): string {
-  if (policy.by === 'key') return `key:${subject.keyName}`;
-  if (policy.by === 'client_ip') return `ip:${subject.clientIp()}`;
-  const lead = subject.lead ?? '';
-  return `lead:${subject.keyName}:${createHash('sha256').update(lead).digest('hex').slice(0, 32)}`;
+/** The bucket's id; a lead or customer id is hashed (no customer data in the store's keys). */
+function bucketId(policy: RateLimitPolicy, subject: Subject): string {
+  if (policy.by === 'key') return `rl:${policy.name}:key:${subject.keyName}`;
+  if (policy.by === 'client_ip') return `rl:${policy.name}:ip:${subject.clientIp()}`;
+  const lead = createHash('sha256')
+    .update(subject.lead ?? '')
+    .digest('hex')
+    .slice(0, 32);
+  return `rl:${policy.name}:lead:${subject.keyName}:${lead}`;
 }

@@ -5,6 +5,15 @@ import { type StateStore, StoreUnavailableError } from '../../src/store/types.js
 
 const DIGEST = 'ab'.repeat(32);
 
+/** A shared store (asked with a promise, as Redis is) that answers claims with `claim`. */
+const sharedStore = (claim: (id: string) => Promise<boolean>): StateStore => ({
+  kind: 'redis',
+  ready: Promise.resolve(),
+  claimOnce: claim,
+  spend: () => Promise.reject(new Error('not used')),
+  close: async () => {},
+});
+
 describe('single use of digests', () => {
   it('accepts a digest once per key, upper case being the same digest', async () => {
     const claim = createSingleUse({
@@ -21,13 +30,10 @@ describe('single use of digests', () => {
 
   it('stores no digest: the id holds the key name and a hash', async () => {
     const ids: string[] = [];
-    const recording: StateStore = {
-      ...createMemoryStore(),
-      claimOnce: async (id) => {
-        ids.push(id);
-        return true;
-      },
-    };
+    const recording = sharedStore(async (id) => {
+      ids.push(id);
+      return true;
+    });
     const claim = createSingleUse({
       store: recording,
       maxSkewS: 300,
@@ -40,10 +46,7 @@ describe('single use of digests', () => {
   });
 
   it('follows on_store_error when the store cannot answer: deny is 503, allow accepts', async () => {
-    const broken: StateStore = {
-      ...createMemoryStore(),
-      claimOnce: () => Promise.reject(new StoreUnavailableError('down')),
-    };
+    const broken = sharedStore(() => Promise.reject(new StoreUnavailableError('down')));
     const actions: string[] = [];
     const fallback = (a: string) => actions.push(a);
     const deny = createSingleUse({ store: broken, maxSkewS: 300, onStoreError: 'deny', fallback });
