@@ -69,7 +69,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   }
   const sink = sinkOf(logger);
-  const metrics = createMetrics({ logLinesDropped: () => sink.dropped });
+  const metrics = createMetrics({
+    logLinesDropped: () => sink.dropped,
+    ready: () => notReadyBecause() === null,
+  });
   const agent = new http.Agent({
     keepAlive: true,
     maxSockets: config.upstream.maxSockets,

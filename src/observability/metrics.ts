@@ -6,7 +6,11 @@ import { FixedHistogram } from './fixed-histogram.js';
  * run several). Label values are bounded: status, code from the catalogue, key names from the
  * config, fixed words. Never a path, an id or a credential.
  */
-export function createMetrics(sources: { readonly logLinesDropped: () => number }) {
+export function createMetrics(sources: {
+  readonly logLinesDropped: () => number;
+  /** Whether /readyz would answer 200 now (read at scrape time). */
+  readonly ready: () => boolean;
+}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -78,6 +82,15 @@ export function createMetrics(sources: { readonly logLinesDropped: () => number 
       registers: [registry],
     }),
     inflight: createInflight(registry),
+    ready: new Gauge({
+      name: 'leadgate_ready',
+      help: 'Whether /readyz answers 200 (1) or 503 (0: draining, or the upstream health check failing)',
+      aggregator: 'min',
+      registers: [registry],
+      collect() {
+        this.set(sources.ready() ? 1 : 0);
+      },
+    }),
     rateLimited: new Counter({
       name: 'leadgate_rate_limited_total',
       help: 'Requests refused with 429 rate_limited, by the policy that refused and the key name',
