@@ -4,7 +4,7 @@ import { formatProblem, loadConfig } from './config/load.js';
 import { createConfigReloader, type ReloadReport, type ReloadResult } from './config/reload.js';
 import type { Config } from './config/types.js';
 import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
-import { createAdminHandler } from './http/admin.js';
+import { createAdminHandler, type Readiness } from './http/admin.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
 import type { Forwarder } from './http/forward.js';
 import { createForwardAuthHandler } from './http/forward-auth.js';
@@ -69,17 +69,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   }
   const sink = sinkOf(logger);
+  const lifecycle: Lifecycle = { draining: false, stopped: false };
   const metrics = createMetrics({
     logLinesDropped: () => sink.dropped,
     ready: () => notReadyBecause() === null,
   });
-  const agent = new http.Agent({
-    keepAlive: true,
-    maxSockets: config.upstream.maxSockets,
-    maxFreeSockets: config.upstream.maxSockets,
-    timeout: config.upstream.connectTimeoutMs,
-    scheduling: 'lifo',
-  });
+  const agent = upstreamAgent(config);
   const shared: SharedDeps = {
     agent,
     state: openStateStore(config, { metrics, logger, remote: options.remoteStore }),
@@ -88,78 +83,86 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
   // A store that is up answers from the first request; one that is down does not hold the start.
   await Promise.race([shared.state.store.ready, sleep(STORE_WAIT_MS)]);
-  let state: GatewayState = buildState(config, shared);
-  const lifecycle: Lifecycle = { draining: false, stopped: false };
-  const inflight = metrics.inflight;
-  const forwarder = await createForwarder(config.upstream, agent);
-  const tracer = startTracing(config.tracing, env, logger);
-  let health: UpstreamHealth | null = null;
-
-  const markLoaded = (c: Config) => {
-    metrics.configInfo.reset();
-    metrics.configInfo.set({ hash: c.hash.slice(0, 16) }, 1);
-    metrics.keyExpiry.reset();
-    for (const [key, s] of c.keys.expiries()) metrics.keyExpiry.set({ key }, s);
-    metrics.configLoaded.set(c.loadedAt.getTime() / 1000);
-    health?.stop();
-    health =
-      c.upstream.healthPath === null
-        ? null
-        : createUpstreamHealth(c.upstream.url, c.upstream.healthPath, agent);
+  const live = { state: buildState(config, shared) };
+  const loaded = createLoadMarker(metrics, agent);
+  loaded.mark(config);
+  const notReadyBecause = () => {
+    if (lifecycle.draining) return 'draining';
+    return loaded.upstreamHealthy() ? null : 'upstream not healthy';
   };
-  markLoaded(config);
 
-  const newGuard = () =>
-    createConnectionGuard({
-      lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
-      onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
-    });
-  const guard = newGuard();
   const deps: HandlerDeps = {
-    current: () => state,
-    forwarder,
+    current: () => live.state,
+    forwarder: await createForwarder(config.upstream, agent),
     metrics,
     logger,
     requestLog: createRequestLog(logger),
-    guard,
+    guard: newGuard(config, metrics),
     lifecycle,
-    inflight,
-    tracer,
+    inflight: metrics.inflight,
+    tracer: startTracing(config.tracing, env, logger),
     now: options.now,
   };
-  const api = createApiServer(config.limits, guard, createRequestHandler(deps));
-  const faGuard = newGuard();
-  const forwardAuth =
-    config.forwardAuth === null
-      ? null
-      : createApiServer(config.limits, faGuard, createForwardAuthHandler({ ...deps, guard: faGuard }));
+  const listeners = await openListeners(
+    config,
+    deps,
+    options.adminListener === false ? null : { notReadyBecause },
+  );
 
-  const notReadyBecause = () => {
-    if (lifecycle.draining) return 'draining';
-    if (health !== null && !health.healthy()) return 'upstream not healthy';
-    return null;
+  const reloading = startReloading(options, env, { shared, live, loaded });
+
+  const closeAll = async () => {
+    reloading.stop();
+    loaded.stop();
+    await listeners.close();
+    deps.forwarder.close();
+    agent.destroy();
+    live.state.resolver.close();
+    await shared.state.store.close();
+    // Spans still buffered leave now, within a bound: an unreachable collector does not hold the exit.
+    if (deps.tracer !== null) {
+      await Promise.race([deps.tracer.shutdown().catch(() => {}), sleep(TRACE_FLUSH_MS)]);
+    }
   };
-  const admin =
-    options.adminListener === false
-      ? null
-      : http.createServer(createAdminHandler(metrics.registry, { notReadyBecause }));
+  let draining: Promise<void> | null = null;
+  return {
+    ...listeners.ports,
+    metrics,
+    config: () => live.state.config,
+    reload: reloading.reload,
+    notReadyBecause,
+    drain() {
+      draining ??= drainGateway(live.state.config.shutdown, {
+        lifecycle,
+        logger,
+        inflight: metrics.inflight,
+        listeners,
+        closeAll,
+      });
+      return draining;
+    },
+    close: closeAll,
+  };
+}
 
-  await listen(api, config.listen.host, config.listen.port);
-  if (admin !== null) await listen(admin, config.admin.host, config.admin.port);
-  if (forwardAuth !== null && config.forwardAuth !== null) {
-    await listen(forwardAuth, config.forwardAuth.listen.host, config.forwardAuth.listen.port);
-  }
-  const forwardAuthPort = forwardAuth === null ? null : (forwardAuth.address() as AddressInfo).port;
-  const apiPort = (api.address() as AddressInfo).port;
-  const adminPort = admin === null ? 0 : (admin.address() as AddressInfo).port;
-
+/**
+ * Reloads (CONTRACT §7): on a watched file's change (unless `watch` is false) or when asked; a
+ * new state is built off to the side and swapped in one assignment.
+ */
+function startReloading(
+  options: GatewayOptions,
+  env: NodeJS.ProcessEnv,
+  ctx: { shared: SharedDeps; live: { state: GatewayState }; loaded: ReturnType<typeof createLoadMarker> },
+) {
+  const { shared, live, loaded } = ctx;
+  const { metrics, logger } = shared;
   let watcher: ConfigWatcher | null = null;
   const apply = (next: Config) => {
-    const previous = state;
-    state = buildState(next, shared);
+    const previous = live.state;
+    live.state = buildState(next, shared);
     previous.resolver.close();
     watcher?.update(next.watchedFiles);
-    markLoaded(next);
+    loaded.mark(next);
     if (restartNeeded(previous.config, next)) {
       logger.warn(
         'listen/admin/forward_auth addresses, upstream.engine, tracing, state or workers changed: they take effect at the next restart',
@@ -169,64 +172,125 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const reloader = createConfigReloader({
     path: options.configPath,
     env,
-    current: () => state.config,
+    current: () => live.state.config,
     apply,
     report: (r) => reportReload(r, metrics, logger),
   });
   const reload = (cause: string) => reloader.reload(cause);
   if (options.watch !== false) {
-    watcher = createConfigWatcher(config.watchedFiles, () => void reload('file'));
+    watcher = createConfigWatcher(live.state.config.watchedFiles, () => void reload('file'));
   }
+  return { reload, stop: () => watcher?.close() };
+}
 
-  const closeAll = async () => {
-    watcher?.close();
-    health?.stop();
-    for (const server of [api, admin, forwardAuth]) server?.closeAllConnections();
-    await Promise.all(
-      [api, admin, forwardAuth].map((server) => (server === null ? null : closeServer(server))),
-    );
-    forwarder.close();
-    agent.destroy();
-    state.resolver.close();
-    await shared.state.store.close();
-    // Spans still buffered leave now, within a bound: an unreachable collector does not hold the exit.
-    if (tracer !== null) await Promise.race([tracer.shutdown().catch(() => {}), sleep(TRACE_FLUSH_MS)]);
-  };
+function upstreamAgent(config: Config): http.Agent {
+  return new http.Agent({
+    keepAlive: true,
+    maxSockets: config.upstream.maxSockets,
+    maxFreeSockets: config.upstream.maxSockets,
+    timeout: config.upstream.connectTimeoutMs,
+    scheduling: 'lifo',
+  });
+}
 
-  let draining: Promise<void> | null = null;
+function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
+  return createConnectionGuard({
+    lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
+    onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
+  });
+}
+
+/** What each loaded config sets: its metrics (hash, key expiries, load time) and the upstream probe. */
+function createLoadMarker(metrics: Metrics, agent: http.Agent) {
+  let health: UpstreamHealth | null = null;
   return {
-    apiPort,
-    adminPort,
-    forwardAuthPort,
-    metrics,
-    config: () => state.config,
-    reload,
-    notReadyBecause,
-    drain() {
-      draining ??= (async () => {
-        const { delayS, timeoutS } = state.config.shutdown;
-        lifecycle.draining = true;
-        logger.info(
-          { delay_s: delayS, timeout_s: timeoutS },
-          'draining: not ready; serving until the delay ends',
-        );
-        await sleep(delayS * 1000);
-        lifecycle.stopped = true;
-        for (const server of [api, forwardAuth]) {
-          if (server === null) continue;
-          void closeServer(server);
-          server.closeIdleConnections();
-        }
-        logger.info({ inflight: inflight.count }, 'listener closed; finishing in-flight requests');
-        const finished = await waitUntil(() => inflight.count === 0, timeoutS * 1000);
-        if (!finished)
-          logger.warn({ inflight: inflight.count }, 'drain timeout: closing remaining connections');
-        await closeAll();
-      })();
-      return draining;
+    mark(c: Config) {
+      metrics.configInfo.reset();
+      metrics.configInfo.set({ hash: c.hash.slice(0, 16) }, 1);
+      metrics.keyExpiry.reset();
+      for (const [key, s] of c.keys.expiries()) metrics.keyExpiry.set({ key }, s);
+      metrics.configLoaded.set(c.loadedAt.getTime() / 1000);
+      health?.stop();
+      health =
+        c.upstream.healthPath === null
+          ? null
+          : createUpstreamHealth(c.upstream.url, c.upstream.healthPath, agent);
     },
-    close: closeAll,
+    upstreamHealthy: () => health === null || health.healthy(),
+    stop: () => health?.stop(),
   };
+}
+
+interface Listeners {
+  readonly api: http.Server;
+  readonly forwardAuth: http.Server | null;
+  readonly ports: Pick<Gateway, 'apiPort' | 'adminPort' | 'forwardAuthPort'>;
+  close(): Promise<void>;
+}
+
+/** The API listener, the forward-auth one when configured, and admin unless a pool's primary serves it. */
+async function openListeners(
+  config: Config,
+  deps: HandlerDeps,
+  readiness: Readiness | null,
+): Promise<Listeners> {
+  const api = createApiServer(config.limits, deps.guard, createRequestHandler(deps));
+  const faGuard = newGuard(config, deps.metrics);
+  const forwardAuth =
+    config.forwardAuth === null
+      ? null
+      : createApiServer(config.limits, faGuard, createForwardAuthHandler({ ...deps, guard: faGuard }));
+  const admin =
+    readiness === null ? null : http.createServer(createAdminHandler(deps.metrics.registry, readiness));
+  await listen(api, config.listen.host, config.listen.port);
+  if (admin !== null) await listen(admin, config.admin.host, config.admin.port);
+  if (forwardAuth !== null && config.forwardAuth !== null) {
+    await listen(forwardAuth, config.forwardAuth.listen.host, config.forwardAuth.listen.port);
+  }
+  const all = [api, admin, forwardAuth].filter((server) => server !== null);
+  return {
+    api,
+    forwardAuth,
+    ports: {
+      apiPort: (api.address() as AddressInfo).port,
+      adminPort: admin === null ? 0 : (admin.address() as AddressInfo).port,
+      forwardAuthPort: forwardAuth === null ? null : (forwardAuth.address() as AddressInfo).port,
+    },
+    async close() {
+      for (const server of all) server.closeAllConnections();
+      await Promise.all(all.map(closeServer));
+    },
+  };
+}
+
+/** SIGTERM (CONTRACT §7): not ready at once, serve `delay_s`, stop accepting, finish in-flight, close. */
+async function drainGateway(
+  shutdown: Config['shutdown'],
+  ctx: {
+    lifecycle: Lifecycle;
+    logger: Logger;
+    inflight: { count: number };
+    listeners: Listeners;
+    closeAll: () => Promise<void>;
+  },
+): Promise<void> {
+  const { lifecycle, logger, inflight, listeners } = ctx;
+  lifecycle.draining = true;
+  logger.info(
+    { delay_s: shutdown.delayS, timeout_s: shutdown.timeoutS },
+    'draining: not ready; serving until the delay ends',
+  );
+  await sleep(shutdown.delayS * 1000);
+  lifecycle.stopped = true;
+  for (const server of [listeners.api, listeners.forwardAuth]) {
+    if (server === null) continue;
+    void closeServer(server);
+    server.closeIdleConnections();
+  }
+  logger.info({ inflight: inflight.count }, 'listener closed; finishing in-flight requests');
+  const finished = await waitUntil(() => inflight.count === 0, shutdown.timeoutS * 1000);
+  if (!finished) logger.warn({ inflight: inflight.count }, 'drain timeout: closing remaining connections');
+  await ctx.closeAll();
 }
 
 /** Whether `next` changes what only a restart applies. */
