@@ -43,7 +43,10 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const { config, logger, count } = options;
   const store = config.state.redis === null ? createMemoryStore() : null;
   const members = new Map<Worker, Member>();
-  const own = poolMetrics(count);
+  const own = poolMetrics(
+    count,
+    () => [...members.values()].filter((m) => m.ready && m.notReady === null).length,
+  );
   let draining = false;
   let lastRestart = 0;
   const first: { ready: Extract<FromWorker, { leadgate: 'ready' }> | null } = { ready: null };
@@ -97,7 +100,6 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     if (draining) return 'draining';
     const states = [...members.values()];
     const ready = states.filter((m) => m.ready && m.notReady === null).length;
-    own.ready.set(ready);
     if (ready === 0) return states.find((m) => m.notReady !== null)?.notReady ?? 'no worker ready';
     return null;
   };
@@ -141,7 +143,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   };
 }
 
-function poolMetrics(count: number) {
+function poolMetrics(count: number, readyWorkers: () => number) {
   const registry = new Registry();
   const configured = new Gauge({
     name: 'leadgate_workers',
@@ -155,6 +157,9 @@ function poolMetrics(count: number) {
       name: 'leadgate_workers_ready',
       help: 'Worker processes ready to serve',
       registers: [registry],
+      collect() {
+        this.set(readyWorkers());
+      },
     }),
     restarts: new Counter({
       name: 'leadgate_worker_restarts_total',

@@ -2,9 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { leadDigest } from '../../src/client/index.js';
 import { ask } from '../helpers/client.js';
-import { KEYS, keysYaml, writeConfig } from '../helpers/fixture.js';
+import { digestLookup, KEYS, keysYaml, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { requires } from '../helpers/optional.js';
 import { hasPrometheus, startPrometheus, type TestPrometheus } from '../helpers/prometheus.js';
@@ -101,7 +100,6 @@ describe.runIf(requires('prometheus and promtool', hasPrometheus, 'Debian: apt-g
         );
         prom = await startPrometheus([`127.0.0.1:${gw.adminPort}`], [RULES]);
         const traffic = async () => {
-          const ts = Math.floor(Date.now() / 1000);
           await Promise.all([
             ask(gw.apiPort, {
               path: '/api/v2/merchant/orders',
@@ -112,15 +110,7 @@ describe.runIf(requires('prometheus and promtool', hasPrometheus, 'Debian: apt-g
               path: '/api/v2/merchant/orders',
               headers: { 'x-apikey': KEYS.write.key, 'x-source': 'web' },
             }),
-            ask(gw.apiPort, {
-              path: '/api/v2/merchant/leads/x?customer_id=cust-1',
-              headers: {
-                'x-apikey': KEYS.storefront.key,
-                'x-source': 'web',
-                'x-timestamp': String(ts),
-                'x-leaddigest': leadDigest(KEYS.storefront.secret, 'cust-1', ts),
-              },
-            }),
+            ask(gw.apiPort, digestLookup()),
           ]);
         };
         // a few seconds of traffic, scraped every second

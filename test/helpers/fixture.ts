@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { leadDigest } from '../../src/client/index.js';
 
 export const KEYS = {
   storefront: { key: 'sk_storefront_test_000000000001', secret: 'storefront-secret-0000000000001' },
@@ -49,4 +50,17 @@ ${opts.extra ?? ''}
 ${opts.keys ?? keysYaml()}`,
   );
   return file;
+}
+
+/** Path B's lookup: the storefront key, `customerId` and a digest over `ts` (now by default). */
+export function digestLookup(customerId = 'cust-1', ts = Math.floor(Date.now() / 1000)) {
+  return {
+    path: `/api/v2/merchant/leads/x?customer_id=${encodeURIComponent(customerId)}`,
+    headers: {
+      'x-apikey': KEYS.storefront.key,
+      'x-source': 'web',
+      'x-timestamp': String(ts),
+      'x-leaddigest': leadDigest(KEYS.storefront.secret, customerId, ts),
+    },
+  };
 }

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { ask } from './client.js';
 
 /** The compiled binary, as `npm i -g` would run it: plain node, no test-runner interop. */
 export const BIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
@@ -95,4 +97,43 @@ export async function serve(configPath: string, env: NodeJS.ProcessEnv = {}): Pr
       await exited;
     },
   };
+}
+
+/**
+ * Six keep-alive clients send `path` in a loop; SIGTERM goes to `served` after 300 ms; a slow
+ * request (`${path}/slow`, the upstream should hold it) straddles the listener's close; the
+ * clients stop 600 ms after the signal. Every answer's status (or error), /readyz right after
+ * the signal, and the exit code.
+ */
+export async function steadyLoadThroughSigterm(
+  served: Served,
+  path: string,
+  headers: Record<string, string>,
+) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  const results: Array<number | string> = [];
+  let sending = true;
+  const one = (p: string) =>
+    ask(served.apiPort, { path: p, headers, agent }).then(
+      (r) => results.push(r.status),
+      (e: Error) => results.push(e.message),
+    );
+  const loops = Array.from({ length: 6 }, async () => {
+    while (sending) await one(path);
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  served.child.kill('SIGTERM');
+  let readyz = 0;
+  for (let i = 0; i < 20 && readyz !== 503; i++) {
+    readyz = (await ask(served.adminPort, { path: '/readyz' })).status;
+    if (readyz !== 503) await new Promise((r) => setTimeout(r, 25));
+  }
+  const slow = one(`${path}/slow`);
+  await new Promise((r) => setTimeout(r, 500));
+  sending = false;
+  await Promise.all(loops);
+  await slow;
+  const code = await served.exited;
+  agent.destroy();
+  return { results, readyz, code };
 }

@@ -4,9 +4,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leadDigest, signLeadToken } from '../../src/client/index.js';
+import { signLeadToken } from '../../src/client/index.js';
 import { ask } from '../helpers/client.js';
-import { KEYS, writeConfig } from '../helpers/fixture.js';
+import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { requires } from '../helpers/optional.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
@@ -213,16 +213,7 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
     });
 
     it('routes the lookup to the API listener, which answers it', async () => {
-      const ts = Math.floor(Date.now() / 1000);
-      const r = await ask(port, {
-        path: '/api/v2/merchant/leads/x?customer_id=cust-1',
-        headers: {
-          'x-apikey': KEYS.storefront.key,
-          'x-source': 'web',
-          'x-timestamp': String(ts),
-          'x-leaddigest': leadDigest(KEYS.storefront.secret, 'cust-1', ts),
-        },
-      });
+      const r = await ask(port, digestLookup());
       expect(r.status).toBe(200);
       expect(typeof r.json().lead_token).toBe('string');
     });
@@ -316,16 +307,7 @@ describe.runIf(requires('caddy', hasCaddy, 'Debian: apt-get install caddy'))(
     });
 
     it('routes the lookup to the API listener, which answers it', async () => {
-      const ts = Math.floor(Date.now() / 1000);
-      const r = await ask(port, {
-        path: '/api/v2/merchant/leads/x?customer_id=cust-1',
-        headers: {
-          'x-apikey': KEYS.storefront.key,
-          'x-source': 'web',
-          'x-timestamp': String(ts),
-          'x-leaddigest': leadDigest(KEYS.storefront.secret, 'cust-1', ts),
-        },
-      });
+      const r = await ask(port, digestLookup());
       expect(r.status).toBe(200);
       expect(typeof r.json().lead_token).toBe('string');
     });

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ask } from '../helpers/client.js';
 import { KEYS, LEADS_YAML, writeConfig } from '../helpers/fixture.js';
-import { type Served, serve } from '../helpers/process.js';
+import { type Served, serve, steadyLoadThroughSigterm } from '../helpers/process.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 let upstream: RecordingUpstream;
@@ -171,34 +171,12 @@ describe('graceful drain', () => {
       ),
     );
     const s = await serve(path);
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
-    const results: Array<number | string> = [];
-    let sending = true;
-    const one = (p: string) =>
-      ask(s.apiPort, { path: p, headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web' }, agent }).then(
-        (r) => results.push(r.status),
-        (e: Error) => results.push(e.message),
-      );
-    const loops = Array.from({ length: 6 }, async () => {
-      while (sending) await one('/api/v2/merchant/orders');
+    const { results, readyz, code } = await steadyLoadThroughSigterm(s, '/api/v2/merchant/orders', {
+      'x-apikey': KEYS.server.key,
+      'x-source': 'web',
     });
-    await new Promise((r) => setTimeout(r, 300));
-    s.child.kill('SIGTERM');
-    const ready = await eventually(
-      () => ask(s.adminPort, { path: '/readyz' }),
-      (r) => r.status === 503,
-      500,
-    );
-    expect(ready.status).toBe(503);
-    // traffic goes on while endpoints catch up, and a slow request straddles the listener's close
-    const slow = one('/api/v2/merchant/orders/slow');
-    await new Promise((r) => setTimeout(r, 500));
-    sending = false;
-    await Promise.all(loops);
-    await slow;
-    const code = await s.exited;
-    agent.destroy();
     upstream.behave((_req, res, body) => res.end(body.length > 0 ? body : 'ok'));
+    expect(readyz).toBe(503);
     expect(results.length).toBeGreaterThan(20);
     expect(results.filter((r) => r !== 200)).toEqual([]);
     expect(code).toBe(0);

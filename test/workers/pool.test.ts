@@ -1,12 +1,10 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leadDigest } from '../../src/client/index.js';
 import { type Answer, ask } from '../helpers/client.js';
-import { KEYS, writeConfig } from '../helpers/fixture.js';
-import { type Served, serve } from '../helpers/process.js';
+import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
+import { type Served, serve, steadyLoadThroughSigterm } from '../helpers/process.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 let upstream: RecordingUpstream;
@@ -51,16 +49,7 @@ describe('workers: 2 without Redis (node:cluster, state in the primary)', () => 
 
   it('holds single use and rate limits across the workers', async () => {
     const ts = Math.floor(Date.now() / 1000);
-    const lookup = () =>
-      ask(s.apiPort, {
-        path: '/api/v2/merchant/leads/x?customer_id=cust-1',
-        headers: {
-          'x-apikey': KEYS.storefront.key,
-          'x-source': 'web',
-          'x-timestamp': String(ts),
-          'x-leaddigest': leadDigest(KEYS.storefront.secret, 'cust-1', ts),
-        },
-      });
+    const lookup = () => ask(s.apiPort, digestLookup('cust-1', ts));
     // each ask is a new connection: the primary hands connections to the workers in turn
     const uses = [await lookup(), await lookup(), await lookup()];
     expect(uses.map((r) => r.status)).toEqual([200, 401, 401]);
@@ -77,6 +66,8 @@ describe('workers: 2 without Redis (node:cluster, state in the primary)', () => 
     expect(metrics.status).toBe(200);
     expect(sumOf(metrics.text, /^leadgate_requests_total\{status="200",code="ok",key="server"\}/)).toBe(6);
     expect(metrics.text).toMatch(/^leadgate_workers 2$/m);
+    expect(metrics.text).toMatch(/^leadgate_workers_ready 2$/m);
+    expect(metrics.text).toMatch(/^leadgate_ready 1$/m);
     // one value for the pod, not one per worker added up
     expect(metrics.text).toMatch(/^leadgate_config_info\{hash="[0-9a-f]{16}"\} 1$/m);
     expect(metrics.text).toMatch(/^leadgate_state_store_up 1$/m);
@@ -144,29 +135,9 @@ describe('SIGTERM to the primary of a pool', () => {
       setTimeout(() => res.end('ok'), req.url?.includes('slow') ? 1200 : 20).unref();
     });
     const s = await serve(pool('', 'shutdown: { delay_s: 1, timeout_s: 5 }'));
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
-    const results: Array<number | string> = [];
-    let sending = true;
-    const one = (p: string) =>
-      ask(s.apiPort, { path: p, headers: server, agent }).then(
-        (r) => results.push(r.status),
-        (e: Error) => results.push(e.message),
-      );
-    const loops = Array.from({ length: 6 }, async () => {
-      while (sending) await one('/api/v2/merchant/orders');
-    });
-    await new Promise((r) => setTimeout(r, 300));
-    s.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await ask(s.adminPort, { path: '/readyz' })).status).toBe(503);
-    const slow = one('/api/v2/merchant/orders/slow');
-    await new Promise((r) => setTimeout(r, 500));
-    sending = false;
-    await Promise.all(loops);
-    await slow;
-    const code = await s.exited;
-    agent.destroy();
+    const { results, readyz, code } = await steadyLoadThroughSigterm(s, '/api/v2/merchant/orders', server);
     upstream.behave((_req, res, body) => res.end(body.length > 0 ? body : 'ok'));
+    expect(readyz).toBe(503);
     expect(results.length).toBeGreaterThan(20);
     expect(results.filter((r) => r !== 200)).toEqual([]);
     expect(code).toBe(0);
