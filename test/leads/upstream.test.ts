@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leadDigest } from '../../src/client/index.js';
 import { ask } from '../helpers/client.js';
-import { KEYS, writeConfig } from '../helpers/fixture.js';
+import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
@@ -48,18 +48,7 @@ function serveLeads() {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
-const lookup = (customerId: string) => {
-  const ts = now();
-  return ask(gw.apiPort, {
-    path: `/api/v2/merchant/leads/x?customer_id=${encodeURIComponent(customerId)}`,
-    headers: {
-      'x-apikey': KEYS.storefront.key,
-      'x-source': 'web',
-      'x-timestamp': String(ts),
-      'x-leaddigest': leadDigest(KEYS.storefront.secret, customerId, ts),
-    },
-  });
-};
+const lookup = (customerId: string) => ask(gw.apiPort, digestLookup(customerId));
 const metric = async (name: string) => {
   const text = (await ask(gw.adminPort, { path: '/metrics' })).text;
   return Number(new RegExp(`^${name.replace(/[{}"=]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
