@@ -17,8 +17,8 @@ import type { OpenedStore } from './store/index.js';
 export interface GatewayState {
   readonly config: Config;
   readonly authenticate: (facts: RequestFacts) => PipelineResult;
-  /** After §3: single use and rate limits (null when there is nothing to check). */
-  readonly admit: Admit;
+  /** After §3: single use and rate limits; null when the config has neither. */
+  readonly admit: Admit | null;
   readonly resolver: LeadResolver;
   readonly cors: CorsPolicy;
 }

@@ -39,9 +39,10 @@ export interface AdmissionDeps {
 
 /**
  * The step after §3 (CONTRACT §8): a digest's single use, then the rate limits. Requests refused
- * by §3 never get here, so they neither use a digest up nor count.
+ * by §3 never get here, so they neither use a digest up nor count. Null when the config has
+ * neither: the request goes on at once.
  */
-export function createAdmission(config: Config, deps: AdmissionDeps): Admit {
+export function createAdmission(config: Config, deps: AdmissionDeps): Admit | null {
   const singleUse = config.digest.singleUse
     ? createSingleUse({
         store: deps.store,
@@ -61,6 +62,7 @@ export function createAdmission(config: Config, deps: AdmissionDeps): Admit {
           limited: deps.limited,
           fallback: (action) => deps.fallback('rate_limit', action),
         });
+  if (singleUse === null && limiter === null) return null;
   const clientIp = createClientIpResolver(config.trustedProxies);
 
   function limit(principal: Principal, facts: AdmissionFacts): Admitted | Promise<Admitted> | null {

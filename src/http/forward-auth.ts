@@ -69,7 +69,9 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
       ex.refuse(verdict);
       return;
     }
-    const admitted = ex.state.admit(verdict, { peer: ex.req.socket.remoteAddress, headers: ex.req.headers });
+    const admit = ex.state.admit;
+    const admitted =
+      admit === null ? null : admit(verdict, { peer: ex.req.socket.remoteAddress, headers: ex.req.headers });
     if (admitted === null) allow(ex, verdict, {});
     else if (!(admitted instanceof Promise)) settle(ex, verdict, admitted);
     else admitted.then((a) => settle(ex, verdict, a)).catch((err: unknown) => ex.unexpected(err));

@@ -97,7 +97,10 @@ export function createRequestHandler(deps: HandlerDeps) {
       );
     }
     const cors = state.cors.grant(origin, principal.key);
-    const admitted = state.admit(principal, { peer: req.socket.remoteAddress, headers: req.headers });
+    const admitted =
+      state.admit === null
+        ? null
+        : state.admit(principal, { peer: req.socket.remoteAddress, headers: req.headers });
     if (admitted === null) return answer(ex, principal, cors);
     if (!(admitted instanceof Promise)) return admit(ex, principal, cors, admitted);
     admitted.then((a) => admit(ex, principal, cors, a)).catch((err: unknown) => ex.unexpected(err));
