@@ -82,7 +82,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
   };
   // A store that is up answers from the first request; one that is down does not hold the start.
-  await Promise.race([shared.state.store.ready, sleep(STORE_WAIT_MS)]);
+  const reached = await Promise.race([
+    shared.state.store.ready.then(() => true),
+    sleep(STORE_WAIT_MS).then(() => false),
+  ]);
+  if (!reached) {
+    logger.warn(
+      { component: 'state', store: shared.state.store.kind },
+      'state store not reachable at start: serving; single use and rate limits follow on_store_error until it answers',
+    );
+  }
   const live = { state: buildState(config, shared) };
   const loaded = createLoadMarker(metrics, agent);
   loaded.mark(config);

@@ -51,9 +51,13 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     },
   });
   client.on('error', (err: unknown) => options.onError(reasonOf(err)));
+  // Settles once connected; a first connect that fails leaves it pending (the client retries).
   const ready = client.connect().then(
     () => {},
-    (err: unknown) => options.onError(reasonOf(err)),
+    (err: unknown): Promise<void> => {
+      options.onError(reasonOf(err));
+      return new Promise(() => {});
+    },
   );
   const prefix = options.keyPrefix;
 

@@ -174,6 +174,7 @@ describe('state.redis unreachable from the start', () => {
     const gw = await startTestGateway(config(nothing, '{ single_use: true, on_store_error: allow }'));
     try {
       expect((await ask(gw.adminPort, { path: '/readyz' })).status).toBe(200);
+      expect(gw.logs.text).toContain('state store not reachable at start');
       expect((await ask(gw.apiPort, freshLookup())).status).toBe(200);
       const limited = await orders(gw.apiPort);
       expect(limited.status).toBe(200);
