@@ -71,12 +71,16 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   };
 
   cluster.setupPrimary({ serialization: 'advanced' });
+  let check: NodeJS.Timeout | undefined;
   const started = new Promise<void>((resolve, reject) => {
     cluster.on('exit', (worker, code, signal) => {
       const member = members.get(worker);
       members.delete(worker);
       if (draining) return;
       if (member?.ready !== true && first.ready === null) {
+        // not one worker came up: give up on the pool (serve exits 1) and leave no worker behind
+        clearInterval(check);
+        for (const other of members.keys()) other.process.kill('SIGKILL');
         reject(new Error(`a worker exited while starting (code ${code ?? signal})`));
         return;
       }
@@ -86,7 +90,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
       lastRestart = Date.now() + wait;
       setTimeout(fork, wait).unref();
     });
-    const check = setInterval(() => {
+    check = setInterval(() => {
       if ([...members.values()].filter((m) => m.ready).length >= count) {
         clearInterval(check);
         resolve();

@@ -33,7 +33,7 @@ export async function runWorker(configPath: string): Promise<number> {
   } catch (err) {
     logger.fatal({ err: err instanceof Error ? err.message : String(err) }, 'worker cannot start');
     flushLogger(logger);
-    return 1;
+    process.exit(1); // the IPC channel would keep this process alive; the primary sees the exit
   }
   new AggregatorRegistry();
   AggregatorRegistry.setRegistries([gateway.metrics.registry]);

@@ -1,10 +1,11 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Answer, ask } from '../helpers/client.js';
 import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
-import { type Served, serve, steadyLoadThroughSigterm } from '../helpers/process.js';
+import { runCli, type Served, serve, steadyLoadThroughSigterm } from '../helpers/process.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 let upstream: RecordingUpstream;
@@ -142,6 +143,43 @@ describe('SIGTERM to the primary of a pool', () => {
     expect(results.filter((r) => r !== 200)).toEqual([]);
     expect(code).toBe(0);
     expect(s.lines.filter((l) => l.msg === 'listener closed; finishing in-flight requests')).toHaveLength(2);
+  });
+});
+
+describe('a pool whose workers cannot start', () => {
+  it('exits 1 with the reason and leaves no worker behind', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    const path = pool();
+    writeFileSync(
+      path,
+      readFileSync(path, 'utf8').replace(
+        'listen: { host: 127.0.0.1, port: 0 }',
+        `listen: { host: 127.0.0.1, port: ${port} }`,
+      ),
+    );
+    try {
+      const r = runCli(['serve', '--config', path]);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain('a worker exited while starting');
+      expect(r.stdout).toContain('EADDRINUSE');
+      const pids = [...r.stdout.matchAll(/"worker_pid":(\d+),"msg":"worker started"/g)].map((m) =>
+        Number(m[1]),
+      );
+      expect(pids).toHaveLength(2);
+      const alive = pids.filter((pid) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      expect(alive).toEqual([]);
+    } finally {
+      taken.close();
+    }
   });
 });
 
