@@ -17,6 +17,7 @@ import { createRequestLog } from './observability/request-log.js';
 import { buildState, type GatewayState, type SharedDeps } from './state.js';
 import { openStateStore, type StateStore } from './store/index.js';
 import { startTracing } from './tracing/index.js';
+import { sleep, waitUntil } from './util/wait.js';
 
 export interface GatewayOptions {
   readonly configPath: string;
@@ -352,20 +353,6 @@ function closeServer(server: http.Server): Promise<void> {
     if (!server.listening) return resolve();
     server.close(() => resolve());
   });
-}
-
-/** Polls `done` every 25 ms; true when it held within `ms`, false on timeout. */
-async function waitUntil(done: () => boolean, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() >= until) return false;
-    await sleep(25);
-  }
-  return true;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** The configured engine; http-proxy is imported only when chosen (see forward-http-proxy.ts). */

@@ -84,8 +84,8 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'the request headers are larger than allowed',
   },
   rate_limited: {
-    when: 'a rate-limit policy refused the request (reserved: rate limits are not in this release)',
-    detail: 'the rate limit of policy storefront is reached',
+    when: 'a `rate_limits` policy has no request left for this key, client address or lead; with `Retry-After` and the `RateLimit` fields',
+    detail: 'rate limit "storefront" reached: retry later',
   },
   internal_error: {
     when: 'a bug: logged with the request id; the gateway serves on',
@@ -100,8 +100,8 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'the gateway is shutting down',
   },
   store_unavailable: {
-    when: 'the shared state store is unreachable where it fails closed (reserved: no shared store in this release)',
-    detail: 'the shared state store is unavailable',
+    when: 'the shared state store (Redis) cannot answer where the config fails closed (`digest.on_store_error: deny`, `rate_limits.on_store_error: deny`); with `Retry-After: 1`',
+    detail: 'single use of lead digests cannot be checked right now: retry in a second',
   },
   upstream_timeout: {
     when: 'no upstream response headers within `upstream.timeout_ms`',

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { type Admitted, NO_HEADERS } from '../admission/index.js';
 import { GatewayError } from '../auth/errors.js';
+import type { Principal } from '../auth/pipeline.js';
 import type { ApiKey } from '../config/types.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -86,6 +88,27 @@ export class Exchange implements GuardedExchange {
   /** This answer is the connection's last; the close is bounded (see connection.ts). */
   closeAfter(): void {
     this.deps.guard.closeAfter(this.res, this.socket);
+  }
+
+  /**
+   * The step after §3 (single use, rate limits): `proceed` with the headers it adds, or the
+   * refusal with `base` and those headers. At once when the state store is in this process.
+   */
+  admit(principal: Principal, base: CorsHeaders, proceed: (added: CorsHeaders) => void): void {
+    const admit = this.state.admit;
+    const admitted =
+      admit === null
+        ? null
+        : admit(principal, { peer: this.socket.remoteAddress, headers: this.req.headers });
+    if (admitted === null) proceed(NO_HEADERS);
+    else if (!(admitted instanceof Promise)) this.settle(admitted, base, proceed);
+    else admitted.then((a) => this.settle(a, base, proceed)).catch((err: unknown) => this.unexpected(err));
+  }
+
+  private settle(a: Admitted, base: CorsHeaders, proceed: (added: CorsHeaders) => void): void {
+    if (this.answered) return;
+    if (a.error === null) proceed(a.headers);
+    else this.refuse(a.error, a.headers === NO_HEADERS ? base : { ...base, ...a.headers });
   }
 
   /** The connection failed under this request (bad chunk, body too slow): end it with `error`. */

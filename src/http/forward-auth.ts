@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { Admitted } from '../admission/index.js';
 import { GatewayError } from '../auth/errors.js';
 import type { Principal } from '../auth/pipeline.js';
 import { Exchange } from './exchange.js';
@@ -69,19 +68,8 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
       ex.refuse(verdict);
       return;
     }
-    const admit = ex.state.admit;
-    const admitted =
-      admit === null ? null : admit(verdict, { peer: ex.req.socket.remoteAddress, headers: ex.req.headers });
-    if (admitted === null) allow(ex, verdict, {});
-    else if (!(admitted instanceof Promise)) settle(ex, verdict, admitted);
-    else admitted.then((a) => settle(ex, verdict, a)).catch((err: unknown) => ex.unexpected(err));
-  }
-
-  /** After single use and rate limits: 200, or the refusal with their headers. */
-  function settle(ex: Exchange, principal: Principal, a: Admitted): void {
-    if (ex.answered) return;
-    if (a.error === null) allow(ex, principal, a.headers);
-    else ex.refuse(a.error, { ...ex.state.cors.grant(ex.req.headers.origin, principal.key), ...a.headers });
+    const cors = ex.state.cors.grant(ex.req.headers.origin, verdict.key);
+    ex.admit(verdict, cors, (added) => allow(ex, verdict, added));
   }
 
   /** 200: the identity headers for the proxy to copy upstream, and the rate-limit fields. */

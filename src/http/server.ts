@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { type Admitted, NO_HEADERS } from '../admission/index.js';
+import { NO_HEADERS } from '../admission/index.js';
 import { GatewayError } from '../auth/errors.js';
 import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
@@ -97,21 +97,9 @@ export function createRequestHandler(deps: HandlerDeps) {
       );
     }
     const cors = state.cors.grant(origin, principal.key);
-    const admitted =
-      state.admit === null
-        ? null
-        : state.admit(principal, { peer: req.socket.remoteAddress, headers: req.headers });
-    if (admitted === null) return answer(ex, principal, cors);
-    if (!(admitted instanceof Promise)) return admit(ex, principal, cors, admitted);
-    admitted.then((a) => admit(ex, principal, cors, a)).catch((err: unknown) => ex.unexpected(err));
-  }
-
-  /** After single use and rate limits: refused with their headers, or answered with them. */
-  function admit(ex: Exchange, principal: Principal, cors: CorsHeaders, a: Admitted): void {
-    if (ex.answered) return;
-    const headers = a.headers === NO_HEADERS ? cors : { ...cors, ...a.headers };
-    if (a.error !== null) ex.refuse(a.error, headers);
-    else answer(ex, principal, headers);
+    ex.admit(principal, cors, (added) =>
+      answer(ex, principal, added === NO_HEADERS ? cors : { ...cors, ...added }),
+    );
   }
 
   /** Admitted: the lookup is answered here, everything else forwarded. */

@@ -7,6 +7,7 @@ import { createAdminHandler } from '../http/admin.js';
 import { type Logger, sinkOf } from '../observability/log.js';
 import { answerStoreRequest } from '../store/ipc.js';
 import { createMemoryStore } from '../store/memory.js';
+import { waitUntil } from '../util/wait.js';
 import { type FromPrimary, type FromWorker, isOurs } from './messages.js';
 
 export interface PoolOptions {
@@ -43,10 +44,8 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const { config, logger, count } = options;
   const store = config.state.redis === null ? createMemoryStore() : null;
   const members = new Map<Worker, Member>();
-  const own = poolMetrics(
-    count,
-    () => [...members.values()].filter((m) => m.ready && m.notReady === null).length,
-  );
+  const readyCount = () => [...members.values()].filter((m) => m.ready && m.notReady === null).length;
+  const own = poolMetrics(count, readyCount);
   let draining = false;
   let lastRestart = 0;
   const first: { ready: Extract<FromWorker, { leadgate: 'ready' }> | null } = { ready: null };
@@ -102,9 +101,9 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
 
   const readiness = () => {
     if (draining) return 'draining';
-    const states = [...members.values()];
-    const ready = states.filter((m) => m.ready && m.notReady === null).length;
-    if (ready === 0) return states.find((m) => m.notReady !== null)?.notReady ?? 'no worker ready';
+    if (readyCount() === 0) {
+      return [...members.values()].find((m) => m.notReady !== null)?.notReady ?? 'no worker ready';
+    }
     return null;
   };
   const aggregator = new AggregatorRegistry();
@@ -137,7 +136,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
         draining = true;
         tell({ leadgate: 'drain' });
         const { delayS, timeoutS } = config.shutdown;
-        await allExited(members, (delayS + timeoutS + 5) * 1000);
+        await waitUntil(() => members.size === 0, (delayS + timeoutS + 5) * 1000);
         for (const worker of members.keys()) worker.process.kill('SIGKILL');
         await new Promise<void>((resolve) => admin.close(() => resolve()));
         await store?.close();
@@ -171,16 +170,4 @@ function poolMetrics(count: number, readyWorkers: () => number) {
       registers: [registry],
     }),
   };
-}
-
-function allExited(members: Map<Worker, Member>, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const until = Date.now() + ms;
-    const check = setInterval(() => {
-      if (members.size === 0 || Date.now() >= until) {
-        clearInterval(check);
-        resolve();
-      }
-    }, 25);
-  });
 }

@@ -9,19 +9,13 @@ import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/load.js';
+import { runs } from '../helpers/optional.js';
 import { runCli } from '../helpers/process.js';
 
 const DIR = new URL('../../deploy/kubernetes/', import.meta.url);
 type Obj = { kind: string; metadata?: { name?: string } } & Record<string, unknown>;
 
-const hasKubectl = (() => {
-  try {
-    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasKubectl = runs('kubectl', ['version', '--client']);
 
 function listedFiles(): string[] {
   const k = parseAllDocuments(readFileSync(new URL('kustomization.yaml', DIR), 'utf8'))[0]?.toJS() as {

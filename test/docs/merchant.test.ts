@@ -1,17 +1,16 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
-import { requires } from '../helpers/optional.js';
+import { requires, runs } from '../helpers/optional.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 const DOCS = new URL('../../docs/', import.meta.url).pathname;
 const DEBIAN_GO_JWT = '/usr/share/gocode/src/github.com/golang-jwt/jwt';
 
-const works = (cmd: string, args: string[]) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
 const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 /** Each language: how to run its snippet, and whether this machine can. */
@@ -37,28 +36,28 @@ const LANGUAGES: Language[] = [
   {
     name: 'Python',
     file: 'merchant/python.py',
-    available: works(python, ['-c', 'import jwt']),
+    available: runs(python, ['-c', 'import jwt']),
     how: 'Debian: apt-get install python3-jwt',
     command: () => [python, [join(DOCS, 'merchant/python.py')]],
   },
   {
     name: 'PHP',
     file: 'merchant/php.php',
-    available: works('php', ['--version']),
+    available: runs('php', ['--version']),
     how: 'Debian: apt-get install php-cli',
     command: () => ['php', [join(DOCS, 'merchant/php.php')]],
   },
   {
     name: 'Ruby',
     file: 'merchant/ruby.rb',
-    available: works('ruby', ['-e', 'require "jwt"']),
+    available: runs('ruby', ['-e', 'require "jwt"']),
     how: 'Debian: apt-get install ruby ruby-jwt',
     command: () => ['ruby', [join(DOCS, 'merchant/ruby.rb')]],
   },
   {
     name: 'Go',
     file: 'merchant/go/main.go',
-    available: works('go', ['version']) && existsSync(DEBIAN_GO_JWT),
+    available: runs('go', ['version']) && existsSync(DEBIAN_GO_JWT),
     how: 'Debian: apt-get install golang-go golang-github-golang-jwt-jwt-dev',
     // Offline: the module's one dependency is Debian's copy of golang-jwt, by a replace directive.
     prepare() {

@@ -1,3 +1,6 @@
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+
 /**
  * Tests that need a tool this machine may lack (chromium, python3, the shared design folder).
  * Where it is missing, the suite is skipped and says why, once per test file, on stderr: a
@@ -14,4 +17,19 @@ export function requires(what: string, available: boolean, howToGet: string): bo
     process.stderr.write(`[skipped] tests that need ${what}: it is not here (${howToGet})\n`);
   }
   return false;
+}
+
+/** True when `command args` runs and exits 0 here (e.g. `nginx -v`): whether a tool is installed. */
+export function runs(command: string, args: readonly string[]): boolean {
+  return spawnSync(command, args, { stdio: 'ignore' }).status === 0;
+}
+
+/** A port nothing listens on right now, on 127.0.0.1: for a tool the test starts itself. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
 }

@@ -1,12 +1,10 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis.js';
+import { freePort, runs } from './optional.js';
 
-export const hasPrometheus =
-  spawnSync('prometheus', ['--version'], { stdio: 'ignore' }).status === 0 &&
-  spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
+export const hasPrometheus = runs('prometheus', ['--version']) && runs('promtool', ['--version']);
 
 export interface TestPrometheus {
   readonly url: string;

@@ -1,15 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { freePort, runs } from './optional.js';
 
 export const REDIS_SERVER = '/usr/bin/redis-server';
-export const hasRedis = (() => {
-  try {
-    execFileSync(REDIS_SERVER, ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+export const hasRedis = runs(REDIS_SERVER, ['--version']);
 
 export interface TestRedis {
   readonly url: string;
@@ -22,15 +15,6 @@ export interface TestRedis {
   /** Starts it again on the same port (empty). */
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** A real redis-server of this test's own, on 127.0.0.1 and a free port, without persistence. */

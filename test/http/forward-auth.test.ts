@@ -1,6 +1,5 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +7,7 @@ import { signLeadToken } from '../../src/client/index.js';
 import { ask } from '../helpers/client.js';
 import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
-import { requires } from '../helpers/optional.js';
+import { freePort, requires, runs } from '../helpers/optional.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 let upstream: RecordingUpstream;
@@ -103,23 +102,7 @@ describe('forward-auth listener', () => {
 });
 
 const NGINX = '/usr/sbin/nginx';
-const hasNginx = (() => {
-  try {
-    execFileSync(NGINX, ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+const hasNginx = runs(NGINX, ['-v']);
 
 /** Polls until something answers HTTP on `port` (up to 5 s). */
 async function waitForListener(port: number): Promise<void> {
@@ -221,14 +204,7 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
 );
 
 const CADDY = '/usr/bin/caddy';
-const hasCaddy = (() => {
-  try {
-    execFileSync(CADDY, ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasCaddy = runs(CADDY, ['version']);
 const CADDY_SNIPPET = new URL('../../deploy/caddy/leadgate.caddy', import.meta.url).pathname;
 
 describe.runIf(requires('caddy', hasCaddy, 'Debian: apt-get install caddy'))(

@@ -4,9 +4,9 @@ import { leadDigest } from '../../src/client/index.js';
 import { type Answer, ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
-import { requires } from '../helpers/optional.js';
+import { freePort, requires } from '../helpers/optional.js';
 import { type Served, serve } from '../helpers/process.js';
-import { freePort, hasRedis, startRedis, type TestRedis } from '../helpers/redis.js';
+import { hasRedis, startRedis, type TestRedis } from '../helpers/redis.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 let upstream: RecordingUpstream;
