@@ -3,6 +3,7 @@ import { GatewayError } from '../auth/errors.js';
 import type { Principal } from '../auth/pipeline.js';
 import { Exchange } from './exchange.js';
 import { identityHeaders } from './headers.js';
+import { forwardAuthRefusal, headersToRemove } from './reserved-headers.js';
 import type { HandlerDeps } from './server.js';
 
 export interface OriginalRequest {
@@ -21,11 +22,16 @@ function pair(method: unknown, uri: unknown, ownMethod: string): OriginalRequest
   return { method: typeof method === 'string' && method !== '' ? method.toUpperCase() : ownMethod, url: uri };
 }
 
+/** The call names the original request itself (Envoy ext_authz sends its method and path). */
+const namesItself = (own: OriginalRequest) =>
+  own.method !== 'GET' || own.url.toLowerCase().startsWith('/api/v2/merchant/');
+
 /**
- * Which request a forward-auth call asks about (CONTRACT §8): `X-Original-Method`/`-URI` (nginx,
- * ingress-nginx), `X-Forwarded-Method`/`-Uri` (Traefik, Caddy), or the call itself (Envoy
- * ext_authz). A proxy sets only its own pair and passes the other through from the client, so
- * two pairs that disagree are a client's attempt to be judged on another request: 400, never 200.
+ * Which request a forward-auth call asks about (CONTRACT §8, §10): `X-Original-Method`/`-URI`
+ * (nginx, ingress-nginx), `X-Forwarded-Method`/`-Uri` (Traefik, Caddy), or the call itself (Envoy
+ * ext_authz: a method other than GET, or a path under the prefix). A proxy sets only its own pair
+ * and passes the rest through from the client, so a pair that disagrees with another pair, or
+ * with a call that names the request itself, is an attempt to be judged on another request: 400.
  */
 export function originalRequest(
   headers: IncomingHttpHeaders,
@@ -35,10 +41,13 @@ export function originalRequest(
   if (nginx instanceof GatewayError) return nginx;
   const traefik = pair(headers['x-forwarded-method'], headers['x-forwarded-uri'], own.method);
   if (traefik instanceof GatewayError) return traefik;
-  if (nginx !== null && traefik !== null && (nginx.method !== traefik.method || nginx.url !== traefik.url)) {
-    return bad('the X-Original-* and X-Forwarded-* headers name different requests');
+  const named = namesItself(own) ? own : (nginx ?? traefik ?? own);
+  for (const p of [nginx, traefik]) {
+    if (p !== null && (p.method !== named.method || p.url !== named.url)) {
+      return bad('the call and its X-Original-* / X-Forwarded-* headers name different requests');
+    }
   }
-  return nginx ?? traefik ?? own;
+  return named;
 }
 
 /**
@@ -75,9 +84,11 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
   /** 200: the identity headers for the proxy to copy upstream, and the rate-limit fields. */
   function allow(ex: Exchange, principal: Principal, headers: Readonly<Record<string, string>>): void {
     ex.leaveBody();
+    const identity = identityHeaders(principal);
     ex.res.writeHead(200, {
       ...headers,
-      ...identityHeaders(principal),
+      ...identity,
+      'x-envoy-auth-headers-to-remove': headersToRemove(identity),
       'x-request-id': ex.requestId,
       'cache-control': 'no-store',
       'content-length': 0,
@@ -90,6 +101,8 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
     const { req, state } = ex;
     const original = originalRequest(req.headers, { method: req.method ?? 'GET', url: req.url ?? '/' });
     if (original instanceof GatewayError) return original;
+    const copy = forwardAuthRefusal(req.headers);
+    if (copy !== null) return bad(copy);
     const result = state.authenticate({
       ...original,
       headers: req.headers,
