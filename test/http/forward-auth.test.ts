@@ -27,6 +27,11 @@ afterAll(async () => {
 });
 
 const authPort = () => gw.forwardAuthPort ?? 0;
+/** The calls the forward-auth listener answered, as its request log lines record them. */
+const authCalls = () =>
+  gw.logs.lines
+    .map((l) => JSON.parse(l) as { method?: string; path?: string; msg?: string })
+    .filter((l) => l.method !== undefined);
 
 describe('forward-auth listener', () => {
   it('answers 200 with the identity headers, each once, and an empty body', async () => {
@@ -158,12 +163,7 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
     it('forwards an accepted request with the identity copied by auth_request_set, spoofs replaced', async () => {
       const r = await ask(port, {
         path: '/api/v2/merchant/orders',
-        headers: {
-          ...storefront(),
-          'x-lead-id': 'someone-else',
-          'x-api-key-name': 'admin',
-          x_lead_id: 'evil',
-        },
+        headers: { ...storefront(), x_lead_id: 'evil' },
       });
       expect(r.status).toBe(200);
       const got = upstream.received.at(-1)?.headers ?? {};
@@ -172,12 +172,28 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
       expect(got['x-api-key-purpose']).toBe('STOREFRONT');
       expect(got.x_lead_id).toBeUndefined();
       expect(got['x-apikey']).toBeUndefined();
-      const server = await ask(port, {
+      // No lead proven: whether the file removes the client's x-lead-id or passes it to leadgate,
+      // which refuses it (CONTRACT §10), the backend never receives it.
+      const count = upstream.received.length;
+      await ask(port, {
         path: '/api/v2/merchant/orders',
         headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web', 'x-lead-id': 'someone-else' },
       });
-      expect(server.status).toBe(200);
-      expect(upstream.received.at(-1)?.headers['x-lead-id']).toBeUndefined();
+      expect(upstream.received.slice(count).map((u) => u.headers['x-lead-id'] ?? null)).not.toContain(
+        'someone-else',
+      );
+    });
+
+    it('asks with GET about a POST: the auth call does not name the request itself (CONTRACT §10)', async () => {
+      const r = await ask(port, {
+        method: 'POST',
+        path: '/api/v2/merchant/orders',
+        headers: { 'x-apikey': KEYS.write.key, 'x-source': 'web' },
+        body: '{}',
+      });
+      expect(r.status).toBe(200);
+      expect(upstream.received.at(-1)?.method).toBe('POST');
+      expect(authCalls().at(-1)).toMatchObject({ method: 'GET', path: '/_leadgate_auth' });
     });
 
     it("shows the client leadgate's own refusal: status and problem+json", async () => {
@@ -264,6 +280,25 @@ describe.runIf(requires('caddy', hasCaddy, 'Debian: apt-get install caddy'))(
       expect(writer.status).toBe(200);
       expect(upstream.received.at(-1)?.headers['x-api-key-access']).toBe('WRITE');
       expect(upstream.received.at(-1)?.headers['x-api-key-purpose']).toBeUndefined();
+    });
+
+    it('asks with GET about a POST: the auth call does not name the request itself (CONTRACT §10)', async () => {
+      const r = await ask(port, {
+        method: 'POST',
+        path: '/api/v2/merchant/orders',
+        headers: { 'x-apikey': KEYS.write.key, 'x-source': 'web' },
+        body: '{}',
+      });
+      expect(r.status).toBe(200);
+      expect(upstream.received.at(-1)?.method).toBe('POST');
+      expect(authCalls().at(-1)).toMatchObject({ method: 'GET', path: '/' });
+      const read = await ask(port, {
+        method: 'DELETE',
+        path: '/api/v2/merchant/orders/1',
+        headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web' },
+      });
+      expect(read.status).toBe(403);
+      expect(read.json().code).toBe('method_not_allowed');
     });
 
     it("passes leadgate's refusal to the client as it is, and refuses a client's own nginx pair that disagrees", async () => {
