@@ -3,7 +3,7 @@ import { CATALOGUE, type ErrorCode, GatewayError } from './errors.js';
 /** When each code is answered, and a detail it carries: docs/errors.md is generated from this. */
 export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; readonly detail: string }>> = {
   bad_request: {
-    when: 'not valid HTTP/1.1 as an intermediary must read it (framing, Host, version, CONNECT)',
+    when: 'not valid HTTP/1.1 as an intermediary must read it (framing, Host, version, CONNECT); on the forward-auth listener also a client copy of an identity header, or a call naming two requests',
     detail: 'the request has both Content-Length and Transfer-Encoding',
   },
   bad_path: {
@@ -59,7 +59,7 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'this API key may not be used from this address',
   },
   method_not_allowed: {
-    when: 'a READ key with a method other than GET or HEAD',
+    when: 'a READ key with a method other than GET or HEAD, or a method override header naming one',
     detail: 'a READ key may only GET or HEAD',
   },
   cors_origin_not_allowed: {

@@ -74,4 +74,12 @@ describe('access', () => {
     const write = testKey({ access: 'WRITE', purpose: null });
     for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) expect(checkAccess(write, m)).toBeNull();
   });
+  it('applies to every method an override names (CONTRACT §10)', () => {
+    const read = testKey({ access: 'READ' });
+    expect(checkAccess(read, 'GET', ['HEAD', 'GET'])).toBeNull();
+    expect(checkAccess(read, 'GET', ['GET', 'DELETE'])?.code).toBe('method_not_allowed');
+    expect(checkAccess(read, 'HEAD', ['PUT'])?.code).toBe('method_not_allowed');
+    const write = testKey({ access: 'WRITE', purpose: null });
+    expect(checkAccess(write, 'GET', ['DELETE'])).toBeNull();
+  });
 });

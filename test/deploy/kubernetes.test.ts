@@ -8,12 +8,27 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { IDENTITY_HEADERS } from '../../src/auth/header-names.js';
 import { loadConfig } from '../../src/config/load.js';
 import { runs } from '../helpers/optional.js';
 import { runCli } from '../helpers/process.js';
 
 const DIR = new URL('../../deploy/kubernetes/', import.meta.url);
 type Obj = { kind: string; metadata?: { name?: string } } & Record<string, unknown>;
+type MeshConfigDoc = Obj & {
+  spec: {
+    meshConfig: {
+      extensionProviders: Array<{
+        name: string;
+        envoyExtAuthzHttp?: {
+          port: number;
+          includeRequestHeadersInCheck: string[];
+          headersToUpstreamOnAllow: string[];
+        };
+      }>;
+    };
+  };
+};
 
 const hasKubectl = runs('kubectl', ['version', '--client']);
 
@@ -243,5 +258,21 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     expect(policy?.kind).toBe('AuthorizationPolicy');
     expect(policy?.spec.action).toBe('CUSTOM');
     expect(policy?.spec.provider.name).toBe('leadgate');
+  });
+
+  it('ships the Istio provider the policy names: every client header to leadgate, its identity headers upstream', () => {
+    const [operator] = parseAllDocuments(readFileSync(new URL('../istio/mesh-config.yaml', DIR), 'utf8')).map(
+      (d) => d.toJS() as MeshConfigDoc,
+    );
+    const providers = operator?.spec.meshConfig.extensionProviders ?? [];
+    const provider = providers.find((p) => p.name === 'leadgate')?.envoyExtAuthzHttp;
+    expect(operator?.kind).toBe('IstioOperator');
+    expect(provider?.port).toBe(8081);
+    // leadgate sees every client header, so it can refuse a copy of an identity header in any spelling.
+    expect(provider?.includeRequestHeadersInCheck).toEqual(['*']);
+    // Envoy sets every identity header leadgate answers with (x-request-id stays Envoy's own).
+    expect(new Set(provider?.headersToUpstreamOnAllow)).toEqual(
+      new Set(IDENTITY_HEADERS.filter((h) => h !== 'x-request-id')),
+    );
   });
 });
