@@ -301,6 +301,19 @@ describe.runIf(requires('caddy', hasCaddy, 'Debian: apt-get install caddy'))(
       expect(read.json().code).toBe('method_not_allowed');
     });
 
+    it('refuses identity headers in other spellings that Caddy passes to leadgate (CONTRACT §10)', async () => {
+      const count = upstream.received.length;
+      for (const name of ['X_Lead_Id', 'X.Lead.Id', 'XLeadId', 'X~Api~Key~Purpose']) {
+        const r = await ask(port, {
+          path: '/api/v2/merchant/orders',
+          headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web', [name]: 'lead-evil' },
+        });
+        expect(r.status).toBe(400);
+        expect(r.json().code).toBe('bad_request');
+      }
+      expect(upstream.received.length).toBe(count);
+    });
+
     it("passes leadgate's refusal to the client as it is, and refuses a client's own nginx pair that disagrees", async () => {
       const count = upstream.received.length;
       const r = await ask(port, { path: '/api/v2/merchant/orders', headers: { 'x-source': 'web' } });
