@@ -42,9 +42,10 @@ const KINDS = new Map<string, NameKind>([
 ]);
 /** First characters of the folded names: a name starting with another letter or digit is none. */
 const FIRST = new Set([...KINDS.keys()].map((n) => n.charCodeAt(0)));
-/** Names already classified; bounded, so a client sending new names cannot grow it. */
+/** Names already classified; bounded in count and length, so clients sending new names cannot grow it. */
 const seen = new Map<string, NameKind | null>();
 const SEEN_MAX = 2048;
+const SEEN_NAME_MAX = 64;
 
 const isLowerAlnum = (c: number) => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 
@@ -59,7 +60,7 @@ export function nameKind(name: string): NameKind | null {
   const known = seen.get(name);
   if (known !== undefined) return known;
   const kind = KINDS.get(foldName(name)) ?? null;
-  if (seen.size < SEEN_MAX) seen.set(name, kind);
+  if (seen.size < SEEN_MAX && name.length <= SEEN_NAME_MAX) seen.set(name, kind);
   return kind;
 }
 
