@@ -1,38 +1,21 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { bucketOf } from '../gcra/gcra.js';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
-import { bucketOf } from '../ratelimit/gcra.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
+import type { ResolvedKey, RotatedSecret } from './keys.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
 import { configSchema, leadsFileSchema, type RawConfig, type RawKey } from './schema.js';
 import type { Config, Lead, LeadsConfig } from './types.js';
 import { readYaml } from './yaml.js';
 
+export type { ResolvedKey, RotatedSecret } from './keys.js';
 export { ConfigError, type ConfigProblem, formatProblem } from './problems.js';
 
 export interface LoadOptions {
   readonly env?: NodeJS.ProcessEnv;
-}
-
-/** A key, validated, with what its build needs: plain data, so it crosses to another thread. */
-export interface RotatedSecret {
-  readonly kid: string;
-  readonly secret: string;
-  readonly verifyUntilS: number | null;
-}
-
-export interface ResolvedKey {
-  readonly raw: RawKey;
-  /** Lowercase hex of sha256(key). */
-  readonly sha256: string;
-  /** The secret that mints. */
-  readonly secret: string;
-  /** With `signing_secrets`: every entry, the minting one first; null with `signing_secret`. */
-  readonly rotation: readonly RotatedSecret[] | null;
-  /** `expires_at` as unix seconds, or null. */
-  readonly expiresAtS: number | null;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isValidLeadId, LEAD_ID_RULE } from '../auth/lead-id.js';
+import { isValidLeadId, LEAD_ID_RULE } from '../contract/lead-id.js';
 import { parseRange } from '../net/ip.js';
 
 /**

@@ -1,49 +1,12 @@
-import type { KeyObject } from 'node:crypto';
+import type { Bucket } from '../gcra/gcra.js';
 import type { IpMatcher } from '../net/ip.js';
-import type { Bucket } from '../ratelimit/gcra.js';
 import type { TracingConfig } from '../tracing/settings.js';
 import type { KeyTable } from './key-table.js';
 import type { ConfigProblem } from './problems.js';
 
 /** The fully resolved, immutable config: everything the hot path needs, already derived. */
 
-export type AccessType = 'READ' | 'WRITE';
-export type Purpose = 'SERVER' | 'STOREFRONT';
-
-export interface ApiKey {
-  readonly name: string;
-  /** Lowercase hex of sha256(key): the only form of the key leadgate keeps. */
-  readonly sha256: string;
-  readonly access: AccessType;
-  readonly purpose: Purpose | null;
-  /** The secret that mints, as a KeyObject made once (HMAC and HS256 both take it). */
-  readonly secret: KeyObject;
-  /** Its kid, put in the header of minted tokens (keys with `signing_secrets`), or null. */
-  readonly kid: string | null;
-  /**
-   * Every secret that verifies, the minting one first. With `signing_secret`: that one, kid null.
-   * With `signing_secrets`: each entry, dead from its `verify_until` on.
-   */
-  readonly verifiers: readonly SigningSecret[];
-  readonly origins: IpMatcher | null;
-  readonly corsOrigins: ReadonlySet<string> | null;
-  /** True for READ + STOREFRONT: a lead credential is needed on every endpoint. */
-  readonly needsLead: boolean;
-  /** Unix seconds from which the key is refused (`expires_at`), or null. */
-  readonly expiresAtS: number | null;
-}
-
-export interface SigningSecret {
-  readonly kid: string | null;
-  readonly key: KeyObject;
-  /** Unix seconds from which this secret verifies nothing, or null. */
-  readonly verifyUntilS: number | null;
-}
-
-/** True while `secret` verifies. */
-export function isLive(secret: SigningSecret, nowS: number): boolean {
-  return secret.verifyUntilS === null || nowS < secret.verifyUntilS;
-}
+export { type AccessType, type ApiKey, isLive, type Purpose, type SigningSecret } from './keys.js';
 
 export interface Lead {
   readonly _id: string;
