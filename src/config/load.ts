@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { bucketOf } from '../gcra/gcra.js';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
+import { tracingConfigOf } from '../tracing/schema.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
 import type { ResolvedKey, RotatedSecret } from './keys.js';
@@ -135,10 +136,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
     listen: raw.listen,
     admin: raw.admin,
     forwardAuth: raw.forward_auth ?? null,
-    tracing: {
-      otlpEndpoint: raw.tracing.otlp_endpoint ?? null,
-      sampleRatio: raw.tracing.sample_ratio ?? null,
-    },
+    tracing: tracingConfigOf(raw.tracing),
     upstream: {
       url: new URL(raw.upstream.url),
       timeoutMs: raw.upstream.timeout_ms,

@@ -1,3 +1,4 @@
+import { tracingMeanings } from '../tracing/schema.js';
 import { configJsonSchema } from './json-schema.js';
 
 interface SchemaNode {
@@ -24,10 +25,7 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'forward_auth.listen.host':
     'address of the forward-auth listener (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz); off when absent',
   'forward_auth.listen.port': 'its port',
-  'tracing.otlp_endpoint':
-    'OTLP/HTTP traces URL (`http://collector:4318/v1/traces`); tracing is off unless this or `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set; the config wins',
-  'tracing.sample_ratio':
-    "share of new traces kept (default 0.01, else `OTEL_TRACES_SAMPLER_ARG`); a client's sampled `traceparent` is always followed",
+  ...tracingMeanings,
   workers:
     'processes serving the API (node:cluster): 1 (default), a number, or `auto` (the cgroup CPU quota, else the cores); a restart applies it',
   'state.redis.url':

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isValidLeadId, LEAD_ID_RULE } from '../contract/lead-id.js';
 import { parseRange } from '../net/ip.js';
+import { tracingSchema } from '../tracing/schema.js';
 
 /**
  * The YAML shape of CONTRACT §2, as one zod schema: the source of the raw config type, of
@@ -279,13 +280,7 @@ export const configSchema = z
         request_timeout_ms: 60_000,
         keepalive_timeout_ms: 5_000,
       }),
-    /** OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is given here or in OTEL_*. */
-    tracing: z
-      .strictObject({
-        otlp_endpoint: z.url({ protocol: /^https?$/ }).optional(),
-        sample_ratio: z.number().min(0).max(1).optional(),
-      })
-      .default({}),
+    tracing: tracingSchema,
     log: z
       .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
       .default({ requests: 'all' }),
