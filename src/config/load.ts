@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { bucketOf } from '../gcra/gcra.js';
+import { leadsFileSchema } from '../leads/schema.js';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { tracingConfigOf } from '../tracing/schema.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
 import type { ResolvedKey, RotatedSecret } from './keys.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
-import { configSchema, leadsFileSchema, type RawConfig, type RawKey } from './schema.js';
+import { configSchema, type RawConfig, type RawKey } from './schema.js';
 import type { Config, Lead, LeadsConfig } from './types.js';
 import { readYaml } from './yaml.js';
 

@@ -1,3 +1,4 @@
+import { leadsMeanings } from '../leads/schema.js';
 import { tracingMeanings } from '../tracing/schema.js';
 import { configJsonSchema } from './json-schema.js';
 
@@ -62,12 +63,7 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'lead_token.max_skew_s':
     "slack for the signer's clock on `iat`/`nbf` and the lifetime limit (never on `exp`)",
   'lead_token.cache_size': 'verified tokens kept until `exp`; 0 turns the cache off',
-  'leads.file': 'YAML file of lead records (`_id`, `customer_id`, …) the lookup answers from',
-  'leads.upstream.path':
-    'ask the backend instead: e.g. `/internal/leads?customer_id={customer_id}` (see lead-resolver.md)',
-  'leads.upstream.by_id_path': 'e.g. `/internal/leads/{id}`, for lookups by token or `:id`',
-  'leads.upstream.cache_ttl_s': "how long the backend's answers (found and not found) are kept",
-  'leads.upstream.cache_size': 'answers kept (LRU)',
+  ...leadsMeanings,
   'cors.origins': 'browser origins any key may be used from (exact `scheme://host[:port]`, never `*`)',
   'cors.max_age_s': '`Access-Control-Max-Age` of preflight answers',
   'shutdown.delay_s': 'after SIGTERM, keep serving this long while /readyz is 503 (endpoints catch up)',

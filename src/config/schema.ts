@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isValidLeadId, LEAD_ID_RULE } from '../contract/lead-id.js';
+import { leadsSchema } from '../leads/schema.js';
 import { parseRange } from '../net/ip.js';
 import { tracingSchema } from '../tracing/schema.js';
 
@@ -237,27 +237,7 @@ export const configSchema = z
         cache_size: nonNegative.default(10_000),
       })
       .default({ ttl_s: 3600, max_skew_s: 60, cache_size: 10_000 }),
-    leads: z
-      .strictObject({
-        file: z.string().min(1).optional(),
-        upstream: z
-          .strictObject({
-            path: z
-              .string()
-              .startsWith('/')
-              .refine((p) => p.includes('{customer_id}'), { message: 'must contain {customer_id}' }),
-            by_id_path: z
-              .string()
-              .startsWith('/')
-              .refine((p) => p.includes('{id}'), { message: 'must contain {id}' })
-              .optional(),
-            cache_ttl_s: nonNegative.default(60),
-            cache_size: positive.default(10_000),
-          })
-          .optional(),
-      })
-      .refine((l) => !(l.file && l.upstream), { message: 'give leads.file or leads.upstream, not both' })
-      .default({}),
+    leads: leadsSchema,
     cors: z
       .strictObject({ origins: z.array(origin).default([]), max_age_s: nonNegative.default(600) })
       .default({ origins: [], max_age_s: 600 }),
@@ -290,12 +270,3 @@ export const configSchema = z
 
 export type RawConfig = z.infer<typeof configSchema>;
 export type RawKey = z.infer<typeof keySchema>;
-
-export const leadsFileSchema = z.strictObject({
-  leads: z.array(
-    z.looseObject({
-      _id: z.string().refine(isValidLeadId, { message: LEAD_ID_RULE }),
-      customer_id: z.string().min(1),
-    }),
-  ),
-});

@@ -1,4 +1,5 @@
 import type { Bucket } from '../gcra/gcra.js';
+import type { LeadsConfig } from '../leads/settings.js';
 import type { IpMatcher } from '../net/ip.js';
 import type { TracingConfig } from '../tracing/settings.js';
 import type { KeyTable } from './key-table.js';
@@ -6,23 +7,8 @@ import type { ConfigProblem } from './problems.js';
 
 /** The fully resolved, immutable config: everything the hot path needs, already derived. */
 
+export type { Lead, LeadsConfig } from '../leads/settings.js';
 export { type AccessType, type ApiKey, isLive, type Purpose, type SigningSecret } from './keys.js';
-
-export interface Lead {
-  readonly _id: string;
-  readonly customer_id: string;
-  readonly [field: string]: unknown;
-}
-
-export type LeadsConfig =
-  | { readonly kind: 'file'; readonly file: string | null; readonly records: readonly Lead[] }
-  | {
-      readonly kind: 'upstream';
-      readonly path: string;
-      readonly byIdPath: string | null;
-      readonly cacheTtlMs: number;
-      readonly cacheSize: number;
-    };
 
 export interface RedisSettings {
   readonly url: string;

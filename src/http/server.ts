@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { NO_HEADERS } from '../admission/index.js';
-import { GatewayError } from '../auth/errors.js';
 import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
+import { GatewayError } from '../contract/errors.js';
 import type { CorsHeaders } from '../cors/cors.js';
 import { parseAddress } from '../net/ip.js';
 import type { Logger } from '../observability/log.js';

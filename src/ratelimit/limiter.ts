@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { GatewayError } from '../auth/errors.js';
 import type { RateLimitPolicy } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
 import type { GcraVerdict } from '../gcra/gcra.js';
 import type { MemoryStore } from '../store/memory.js';
 import { type StateStore, StoreUnavailableError } from '../store/types.js';
