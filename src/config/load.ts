@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { bucketOf } from '../gcra/gcra.js';
 import { leadsFileSchema } from '../leads/schema.js';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
+import { rateLimitsOf } from '../ratelimit/schema.js';
+import { storeSettingsOf } from '../store/schema.js';
 import { tracingConfigOf } from '../tracing/schema.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
@@ -154,28 +155,8 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       onStoreError: raw.digest.on_store_error,
     },
     workers: raw.workers,
-    state: {
-      redis:
-        raw.state.redis === undefined
-          ? null
-          : {
-              url: raw.state.redis.url,
-              timeoutMs: raw.state.redis.timeout_ms,
-              keyPrefix: raw.state.redis.key_prefix,
-            },
-    },
-    rateLimits: {
-      onStoreError: raw.rate_limits.on_store_error,
-      policies: raw.rate_limits.policies.map((p) => ({
-        name: p.name,
-        by: p.by,
-        limit: p.limit,
-        windowS: p.window_s,
-        burst: p.burst,
-        keys: p.keys === undefined ? null : new Set(p.keys),
-        bucket: bucketOf(p.limit, p.window_s, p.burst),
-      })),
-    },
+    state: storeSettingsOf(raw.state),
+    rateLimits: rateLimitsOf(raw.rate_limits),
     leadToken: {
       ttlS: raw.lead_token.ttl_s,
       maxSkewS: raw.lead_token.max_skew_s,

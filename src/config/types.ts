@@ -1,6 +1,7 @@
-import type { Bucket } from '../gcra/gcra.js';
 import type { LeadsConfig } from '../leads/settings.js';
 import type { IpMatcher } from '../net/ip.js';
+import type { RateLimitsConfig } from '../ratelimit/settings.js';
+import type { StoreSettings } from '../store/settings.js';
 import type { TracingConfig } from '../tracing/settings.js';
 import type { KeyTable } from './key-table.js';
 import type { ConfigProblem } from './problems.js';
@@ -8,26 +9,9 @@ import type { ConfigProblem } from './problems.js';
 /** The fully resolved, immutable config: everything the hot path needs, already derived. */
 
 export type { Lead, LeadsConfig } from '../leads/settings.js';
+export type { RateLimitPolicy, RateLimitsConfig } from '../ratelimit/settings.js';
+export type { RedisSettings, StoreSettings } from '../store/settings.js';
 export { type AccessType, type ApiKey, isLive, type Purpose, type SigningSecret } from './keys.js';
-
-export interface RedisSettings {
-  readonly url: string;
-  /** Bounds every store call, reconnects included. */
-  readonly timeoutMs: number;
-  readonly keyPrefix: string;
-}
-
-/** A rate-limit policy, resolved: its GCRA bucket shape computed once. */
-export interface RateLimitPolicy {
-  readonly name: string;
-  readonly by: 'key' | 'client_ip' | 'lead';
-  readonly limit: number;
-  readonly windowS: number;
-  readonly burst: number;
-  /** The keys it applies to, or null for every key. */
-  readonly keys: ReadonlySet<string> | null;
-  readonly bucket: Bucket;
-}
 
 export interface Config {
   /** Absolute path of the config file. */
@@ -62,11 +46,8 @@ export interface Config {
   /** Processes serving the API; `auto` is worked out at start (workers/cpu-quota.ts). */
   readonly workers: number | 'auto';
   /** Shared state: Redis when set, else memory (shared by a pod's workers through the primary). */
-  readonly state: { readonly redis: RedisSettings | null };
-  readonly rateLimits: {
-    readonly onStoreError: 'local' | 'allow' | 'deny';
-    readonly policies: readonly RateLimitPolicy[];
-  };
+  readonly state: StoreSettings;
+  readonly rateLimits: RateLimitsConfig;
   readonly leadToken: { readonly ttlS: number; readonly maxSkewS: number; readonly cacheSize: number };
   readonly leads: LeadsConfig;
   readonly cors: { readonly origins: ReadonlySet<string>; readonly maxAgeS: number };
