@@ -63,5 +63,15 @@ describe.runIf(requires('caddy', hasCaddy, 'Debian: apt-get install caddy'))(
       expectProblem(smuggled, 400, 'bad_request');
       expect(s.upstream.received.length).toBe(before);
     });
+
+    it('asks with GET about a POST: the auth call does not name the request itself (CONTRACT §10)', async () => {
+      const r = await s.get(orders, { 'x-apikey': KEYS.write.key, 'x-source': 'web' }, '127.0.0.9', 'POST');
+      expect(r.status).toBe(200);
+      expect(s.upstream.received.at(-1)?.method).toBe('POST');
+      const calls = s.gw.logs.lines
+        .map((l) => JSON.parse(l) as { method?: string; path?: string })
+        .filter((l) => l.method !== undefined);
+      expect(calls.at(-1)).toMatchObject({ method: 'GET', path: '/' });
+    });
   },
 );

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { requires, runs } from '../helpers/optional.js';
@@ -77,6 +77,29 @@ function routes(all: Obj[]): Map<string, BackendRef> {
   return out;
 }
 
+interface MeshConfig {
+  extensionProviders: Array<{
+    name: string;
+    envoyExtAuthzHttp: { service: string; port: number; headersToUpstreamOnAllow: string[] };
+  }>;
+}
+
+/** Istio's mesh config for leadgate: deploy/istio/mesh-config.yaml, or the policy file's comment. */
+function istioMeshConfig(): MeshConfig {
+  const file = new URL('istio/mesh-config.yaml', ROOT);
+  if (existsSync(file)) {
+    return (parse(readFileSync(file, 'utf8')) as { spec: { meshConfig: MeshConfig } }).spec.meshConfig;
+  }
+  const text = readFileSync(new URL('istio/authorization-policy.yaml', ROOT), 'utf8');
+  return parse(
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('#   ') || l.startsWith('#     '))
+      .map((l) => l.slice(1))
+      .join('\n'),
+  ) as MeshConfig;
+}
+
 const hasKubectl = runs('kubectl', ['version', '--client']);
 
 describe.runIf(requires('kubectl', hasKubectl, 'Debian: apt-get install kubectl'))(
@@ -142,20 +165,8 @@ describe.runIf(requires('kubectl', hasKubectl, 'Debian: apt-get install kubectl'
       const app = resolve(all, { name: 'merchant-api-app', port: 3000 });
       expect(op?.ports).toEqual([String(app.port)]);
       expect(op?.notPaths).toContain('/api/v2/merchant/leads/*');
-      // The mesh config the policy's comment gives: the provider, its Service and port, headers.
-      const text = readFileSync(new URL('istio/authorization-policy.yaml', ROOT), 'utf8');
-      const mesh = parse(
-        text
-          .split('\n')
-          .filter((l) => l.startsWith('#   ') || l.startsWith('#     '))
-          .map((l) => l.slice(1))
-          .join('\n'),
-      ) as {
-        extensionProviders: Array<{
-          name: string;
-          envoyExtAuthzHttp: { service: string; port: number; headersToUpstreamOnAllow: string[] };
-        }>;
-      };
+      // The mesh config that defines the policy's provider: its Service and port, its headers.
+      const mesh = istioMeshConfig();
       const provider = mesh.extensionProviders.find((p) => p.name === spec.provider.name);
       const service = provider?.envoyExtAuthzHttp.service.split('.')[0] ?? '';
       expect(resolve(all, { name: service, port: provider?.envoyExtAuthzHttp.port ?? 0 })).toEqual({

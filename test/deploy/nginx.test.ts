@@ -7,6 +7,7 @@ import {
   setUpBehind,
   storefront,
 } from '../helpers/behind-proxy.js';
+import { KEYS } from '../helpers/fixture.js';
 import { requires } from '../helpers/optional.js';
 import { hasNginx, startNginx } from '../helpers/proxies.js';
 
@@ -60,6 +61,16 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
         'x-forwarded-uri': '/api/v2/merchant/admin',
       });
       expectProblem(r, 400, 'bad_request');
+    });
+
+    it('asks with GET about a POST: the auth call does not name the request itself (CONTRACT §10)', async () => {
+      const r = await s.get(orders, { 'x-apikey': KEYS.write.key, 'x-source': 'web' }, '127.0.0.9', 'POST');
+      expect(r.status).toBe(200);
+      expect(s.upstream.received.at(-1)?.method).toBe('POST');
+      const calls = s.gw.logs.lines
+        .map((l) => JSON.parse(l) as { method?: string; path?: string })
+        .filter((l) => l.method !== undefined);
+      expect(calls.at(-1)).toMatchObject({ method: 'GET', path: '/_leadgate_auth' });
     });
   },
 );
