@@ -72,5 +72,25 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
         .filter((l) => l.method !== undefined);
       expect(calls.at(-1)).toMatchObject({ method: 'GET', path: '/_leadgate_auth' });
     });
+
+    it("passes the backend's own 401 and 403 on untouched: only leadgate's refusals go to error_page", async () => {
+      s.upstream.behave((req, res) => {
+        res.writeHead(req.url?.endsWith('/401') ? 401 : 403, { 'content-type': 'text/plain' });
+        res.end('from the backend');
+      });
+      try {
+        for (const status of [401, 403]) {
+          const r = await s.get(`${orders}/${status}`, server());
+          expect(r.status).toBe(status);
+          expect(r.text).toBe('from the backend');
+          expect(r.headers['content-type']).toBe('text/plain');
+        }
+      } finally {
+        s.upstream.behave((_req, res, body) => {
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          res.end(body.length > 0 ? body : 'ok');
+        });
+      }
+    });
   },
 );
