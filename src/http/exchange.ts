@@ -45,6 +45,8 @@ export class Exchange implements GuardedExchange {
   readonly trace: RequestTrace | null;
   /** The span of the call to the upstream, once forwarding starts. */
   upstreamCall: CallSpan | null = null;
+  /** A refusal is answered 403 with the real one in headers (nginx's auth_request; problem.ts). */
+  refusalCarried = false;
   /** Kept: Node detaches the socket from the request and response once answered. */
   readonly socket: Socket;
 
@@ -77,7 +79,7 @@ export class Exchange implements GuardedExchange {
       return;
     }
     this.leaveBody();
-    writeProblem(this.res, error, this.requestId, cors);
+    writeProblem(this.res, error, this.requestId, cors, this.refusalCarried);
   }
 
   /** Answered in place: a body the client is still sending is not read, the connection ends. */

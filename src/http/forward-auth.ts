@@ -54,7 +54,8 @@ export function originalRequest(
  * The forward-auth listener: every request is a question about another one. The §3 checks run on
  * the original method and URI (the URI through every path rule) with the call's own headers and
  * peer; the answer is 200 with the identity headers for the proxy to copy upstream, empty body,
- * or the refusal, as the API listener would give it. The lookup is never answered here.
+ * or the refusal, as the API listener would give it (or, when the call says
+ * `X-Leadgate-Refusal: headers`, as nginx can carry it: problem.ts). The lookup is never answered here.
  */
 export function createForwardAuthHandler(deps: HandlerDeps) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
@@ -62,6 +63,7 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
     const ex = new Exchange(deps, req, res, deps.current());
     deps.guard.begin(req, res, ex);
     ex.kind = 'auth';
+    ex.refusalCarried = req.headers['x-leadgate-refusal'] === 'headers';
     try {
       decide(ex);
     } catch (err) {
