@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import { KEYS } from './fixture.js';
-import { serve } from './process.js';
+import { type Served, serve } from './process.js';
 
 /**
  * The kubelet's termination of one pod, played with real processes: a backend that exits at once
@@ -22,6 +22,8 @@ export interface Termination {
 
 export interface Outcome {
   readonly sent: number;
+  /** Requests sent between the deletion and the propagation: the load the termination met. */
+  readonly sentAfterDeletion: number;
   /** Answers other than 200, and requests that failed (reset, refused, hang-up). */
   readonly failed: number;
   readonly failures: Record<string, number>;
@@ -38,16 +40,30 @@ export async function playTermination(
   configFor: (upstream: string) => string,
 ): Promise<Outcome> {
   const backend = await startBackend();
-  const gate = await serve(configFor(`http://127.0.0.1:${backend.port}`));
+  try {
+    const gate = await serve(configFor(`http://127.0.0.1:${backend.port}`));
+    try {
+      return await underLoad(t, gate, backend.child);
+    } finally {
+      await gate.stop();
+    }
+  } finally {
+    if (backend.child.exitCode === null) backend.child.kill('SIGKILL');
+  }
+}
+
+async function underLoad(t: Termination, gate: Served, app: ChildProcess): Promise<Outcome> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
   const failures: Record<string, number> = {};
   let sent = 0;
+  let sentAfterDeletion = 0;
   let reconnects = 0;
   let deleted = false;
   let sending = true;
   const one = () =>
     new Promise<void>((resolve) => {
       sent++;
+      if (deleted) sentAfterDeletion++;
       const req = http.get(
         { host: '127.0.0.1', port: gate.apiPort, path: '/api/v2/merchant/orders', agent, headers: HEADERS },
         (res) => {
@@ -77,13 +93,13 @@ export async function playTermination(
   const clientsMoveOn = sleep(t.propagationMs).then(() => {
     sending = false;
   });
-  await kubelet(t, backend.child, gate.child);
+  await kubelet(t, app, gate.child);
   await clientsMoveOn;
   await Promise.all(loops);
   agent.destroy();
   const leadgateExit = await gate.exited;
   const failed = Object.values(failures).reduce((a, b) => a + b, 0);
-  return { sent, failed, failures, reconnects, leadgateExit };
+  return { sent, sentAfterDeletion, failed, failures, reconnects, leadgateExit };
 }
 
 /** What the kubelet does once the pod is deleted (the Pod's containers, in their order). */
