@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
+import { closesConnection } from './drain.js';
 import { Exchange } from './exchange.js';
 import { identityHeaders } from './headers.js';
 import { forwardAuthRefusal, headersToRemove } from './reserved-headers.js';
@@ -60,20 +61,22 @@ export function originalRequest(
 export function createForwardAuthHandler(deps: HandlerDeps) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    const ex = new Exchange(deps, req, res, deps.current());
-    deps.guard.begin(req, res, ex);
-    ex.kind = 'auth';
-    ex.refusalCarried = req.headers['x-leadgate-refusal'] === 'headers';
-    try {
-      decide(ex);
-    } catch (err) {
-      ex.unexpected(err);
-    }
+    deps.guard.begin(req, res, () => {
+      const ex = new Exchange(deps, req, res, deps.current());
+      ex.kind = 'auth';
+      ex.refusalCarried = req.headers['x-leadgate-refusal'] === 'headers';
+      try {
+        decide(ex);
+      } catch (err) {
+        ex.unexpected(err);
+      }
+      return ex;
+    });
   };
 
   function decide(ex: Exchange): void {
     const { res } = ex;
-    if (deps.lifecycle.draining) res.setHeader('connection', 'close');
+    if (closesConnection(deps.lifecycle)) res.setHeader('connection', 'close');
     const verdict = judge(ex);
     if (verdict instanceof GatewayError) {
       ex.refuse(verdict);
