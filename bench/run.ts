@@ -333,7 +333,7 @@ function print(report: {
   );
   for (const r of report.rows)
     console.log(
-      `| ${r.target} | ${r.rps} | ${r.p50_us} | ${r.p99_us} | ${r.cpu_us_per_request} | ${r.cpu_us_over_bare} | ${r.rps_vs_bare} | ${r.rps_vs_nginx} |`,
+      `| ${r.target} | ${r.rps} | ${r.p50_us} | ${r.p99_us} | ${r.cpu_us_per_request} | ${r.target.startsWith('leadgate') ? `**${r.cpu_us_over_bare}**` : r.cpu_us_over_bare} | ${r.rps_vs_bare} | ${r.rps_vs_nginx} |`,
     );
   if (report.latency !== null) {
     const { leadgate, bare, bareLog } = report.latency;
