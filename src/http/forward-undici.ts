@@ -2,7 +2,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
-import { GatewayError } from '../auth/errors.js';
+import { GatewayError } from '../contract/errors.js';
 import type { Forwarder, ForwardHandle, ForwardJob } from './forward.js';
 import { downstreamHeaders } from './headers.js';
 
