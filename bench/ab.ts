@@ -142,8 +142,9 @@ function report(ref: string, commit: string, rounds: Round[]) {
   console.log(`token path + 1 in-memory policy, A − B: ${show(abLimited)}: ${change(abLimited)}`);
   console.log(`token path over bare undici: A ${show(overBare)}; B ${show(refOverBare)}`);
   console.log(`1 in-memory rate-limit policy over no policy, A: ${show(policy)}`);
+  const unreliable = fewest < 2000 ? ' (unreliable: see the warning below)' : '';
   console.log(
-    `verdict: A's token path is ${overBare.median.toFixed(1)} µs CPU per request over bare undici (target ≤ 10 µs: ${overBare.median <= 10 ? 'met' : 'not met'}); ` +
+    `verdict${unreliable}: A's token path is ${overBare.median.toFixed(1)} µs CPU per request over bare undici (target ≤ 10 µs: ${overBare.median <= 10 ? 'met' : 'not met'}); ` +
       `one in-memory policy adds ${policy.median.toFixed(1)} µs (target ≤ 3 µs: ${policy.median <= 3 ? 'met' : 'not met'})`,
   );
   if (fewest < 2000)

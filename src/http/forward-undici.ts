@@ -84,6 +84,9 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    // undici may refuse the request after onRequestStart and before writing it: never bind the
+    // next request's socket to this one.
+    if (writing === this) writing = null;
     clearTimeout(this.timer);
     if (this.done) return;
     const { res } = this.job;
