@@ -67,19 +67,20 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
   };
 
   return {
-    /**
-     * A request arrived; `exchange` ends it early when the connection fails under it. The exchange
-     * calls `end` once, when its response closes (one listener per request, its own).
-     */
-    begin(req: IncomingMessage, _res: ServerResponse, exchange: Exchange): void {
-      const state = stateOf(req.socket as Tracked);
+    /** A request arrived; `exchange` ends it early when the connection fails under it. */
+    begin(req: IncomingMessage, res: ServerResponse, exchange: Exchange): void {
+      const socket = req.socket as Tracked;
+      const state = stateOf(socket);
       state.pending++;
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        answered(socket, state);
+      };
+      res.once('finish', finish);
+      res.once('close', finish);
       if (!req.complete) state.receiving = { req, exchange };
-    },
-
-    /** The answer of a request `begin` saw is written or abandoned (its response closed). */
-    end(socket: Socket): void {
-      answered(socket as Tracked, stateOf(socket as Tracked));
     },
 
     /** This connection ends after the current answer, with a bounded close. */

@@ -130,8 +130,6 @@ export class Exchange implements GuardedExchange {
 
   private closed(): void {
     const { deps, res, req } = this;
-    deps.guard.end(this.socket);
-    this.forwarding?.closed();
     deps.inflight.count--;
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
     const status = res.writableFinished ? res.statusCode : 499;

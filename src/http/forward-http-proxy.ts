@@ -83,6 +83,10 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
           }
         });
       }
+      job.res.on('close', () => {
+        if (state.timer) clearTimeout(state.timer);
+        if (!job.res.writableFinished) state.proxyReq?.destroy();
+      });
       proxy.web(job.req, job.res, { target: job.target.href }, (err: NodeJS.ErrnoException) => {
         if (state.failed) return;
         const socket = job.req.socket as Socket;
@@ -92,13 +96,7 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
           new GatewayError('upstream_unavailable', `the upstream is unavailable (${err.code ?? 'error'})`),
         );
       });
-      return {
-        fail: (error) => fail(state, error),
-        closed() {
-          if (state.timer) clearTimeout(state.timer);
-          if (!job.res.writableFinished) state.proxyReq?.destroy();
-        },
-      };
+      return { fail: (error) => fail(state, error) };
     },
     close() {
       proxy.close();

@@ -26,8 +26,6 @@ export interface ForwardJob {
 export interface ForwardHandle {
   /** Stops the upstream request and answers with `error` (once), or cuts the answer if it started. */
   fail(error: GatewayError): void;
-  /** The client's response closed (the exchange's one listener): a request not answered in full stops. */
-  closed(): void;
 }
 
 /** The forwarding engine behind one small interface, so engines can be measured and swapped. */
