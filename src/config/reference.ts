@@ -1,3 +1,4 @@
+import { ENV_OVERRIDES } from './env-overrides.js';
 import { configJsonSchema } from './json-schema.js';
 
 interface SchemaNode {
@@ -64,7 +65,8 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'lead_token.max_skew_s':
     "slack for the signer's clock on `iat`/`nbf` and the lifetime limit (never on `exp`)",
   'lead_token.cache_size': 'verified tokens kept until `exp`; 0 turns the cache off',
-  'leads.file': 'YAML file of lead records (`_id`, `customer_id`, …) the lookup answers from',
+  'leads.file':
+    'YAML file of lead records (`_id`, `customer_id`, …) the lookup answers from. Without a `leads:` section, `leads.yaml` beside the config when there is one (`leadgate check` says which), else no leads',
   'leads.upstream.path':
     'ask the backend instead: e.g. `/internal/leads?customer_id={customer_id}` (see lead-resolver.md)',
   'leads.upstream.by_id_path': 'e.g. `/internal/leads/{id}`, for lookups by token or `:id`',
@@ -175,5 +177,19 @@ required have the default shown, or are off when none is shown. Unknown fields a
 | field | type | required | default | meaning |
 |---|---|---|---|---|
 ${lines.join('\n')}
+
+## From the environment
+
+A deployment changes its ports and its upstream without copying the config, as with
+oauth2-proxy's \`OAUTH2_PROXY_*\` or Kong's \`KONG_*\` variables: a set variable wins over the
+file, in \`leadgate serve\`, \`leadgate check\` (which names the ones in effect) and \`npm start\`
+alike. A value that is not a port is a config error naming the variable.
+
+| variable | sets |
+|---|---|
+${ENV_OVERRIDES.map((o) => `| \`${o.variable}\` | \`${o.path.join('.')}\` |`).join('\n')}
+
+\`\${VAR}\` substitutes text, so a numeric field written \`port: "\${PORT}"\` is refused as a
+string: take ports from the environment with these variables.
 `;
 }

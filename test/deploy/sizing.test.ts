@@ -42,7 +42,11 @@ function residentTree(pid: number): Array<{ pid: number; rssBytes: number }> {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? 0);
   const children = readdirSync(`/proc/${pid}/task`).flatMap((task) =>
-    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+    readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number),
   );
   return [{ pid, rssBytes: kb * 1024 }, ...children.flatMap(residentTree)];
 }
