@@ -31,10 +31,7 @@ export function createUpstreamHealth(
     ok = healthy;
     if (stopped || verdict === healthy) return;
     verdict = healthy;
-    onChange(
-      healthy,
-      `upstream health check ${healthy ? 'passed' : 'failed'} (GET ${path} → ${saw})`,
-    );
+    onChange(healthy, `upstream health check ${healthy ? 'passed' : 'failed'} (GET ${path} → ${saw})`);
   };
   const probe = () => {
     const req = client.request(new URL(path, base), { method: 'GET', agent, timeout: timeoutMs }, (res) => {
