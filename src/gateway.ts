@@ -96,7 +96,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   }
   const live = { state: buildState(config, shared) };
-  const loaded = createLoadMarker(metrics, agent);
+  const loaded = createLoadMarker(metrics, agent, logger);
   loaded.mark(config);
   const notReadyBecause = () => {
     if (lifecycle.draining) return 'draining';
@@ -221,8 +221,13 @@ function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
 }
 
 /** What each loaded config sets: its metrics (hash, key expiries, load time) and the upstream probe. */
-function createLoadMarker(metrics: Metrics, agent: http.Agent) {
+function createLoadMarker(metrics: Metrics, agent: http.Agent, logger: Logger) {
   let health: UpstreamHealth | null = null;
+  // Every change of readiness the probe causes is a log line with its reason (/readyz says only that).
+  const onChange = (healthy: boolean, reason: string) => {
+    if (healthy) logger.info({ component: 'readiness', reason }, `ready: ${reason}`);
+    else logger.warn({ component: 'readiness', reason }, `not ready: ${reason}`);
+  };
   return {
     mark(c: Config) {
       metrics.configInfo.reset();
@@ -234,7 +239,7 @@ function createLoadMarker(metrics: Metrics, agent: http.Agent) {
       health =
         c.upstream.healthPath === null
           ? null
-          : createUpstreamHealth(c.upstream.url, c.upstream.healthPath, agent);
+          : createUpstreamHealth(c.upstream.url, c.upstream.healthPath, agent, onChange);
     },
     upstreamHealthy: () => health === null || health.healthy(),
     stop: () => health?.stop(),

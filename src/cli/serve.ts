@@ -25,7 +25,7 @@ interface Running {
  */
 export function runServe(args: string[]): Promise<number> {
   return guarded(async () => {
-    const { config: option } = parseOptions(args, ['config']);
+    const { config: option } = parseOptions(args, ['config'], [], 'serve');
     const path = configPathFrom(option);
     if (cluster.isWorker) return runWorker(path);
     const logger = createLogger();

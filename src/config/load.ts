@@ -6,6 +6,8 @@ import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { rateLimitsOf } from '../ratelimit/schema.js';
 import { storeSettingsOf } from '../store/schema.js';
 import { tracingConfigOf } from '../tracing/schema.js';
+import { exampleEnvBeside } from './env-example.js';
+import { applyEnvOverrides } from './env-overrides.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
 import type { ResolvedKey, RotatedSecret } from './keys.js';
@@ -58,9 +60,11 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   const problems = new ProblemList(file, text);
   const warnings = new ProblemList(file, text);
   // An unset variable is reported once, by name; the checks below still run on the rest.
-  const value = substituteEnv(read.value, env, (path, name) =>
-    problems.add(path, `environment variable ${name} is not set`),
+  const examples = exampleEnvBeside(file);
+  const substituted = substituteEnv(read.value, env, (path, name) =>
+    problems.add(path, `environment variable ${name} is not set${examples(name)}`),
   );
+  const value = applyEnvOverrides(substituted, env, (path, message) => problems.add(path, message));
   const parsed = configSchema.safeParse(value);
   if (!parsed.success) {
     for (const problem of describeIssues(parsed.error.issues, value, configSchema)) {

@@ -2,6 +2,7 @@ import { leadsMeanings } from '../leads/schema.js';
 import { rateLimitsMeanings } from '../ratelimit/schema.js';
 import { storeMeanings } from '../store/schema.js';
 import { tracingMeanings } from '../tracing/schema.js';
+import { ENV_OVERRIDES } from './env-overrides.js';
 import { configJsonSchema } from './json-schema.js';
 
 interface SchemaNode {
@@ -157,5 +158,19 @@ required have the default shown, or are off when none is shown. Unknown fields a
 | field | type | required | default | meaning |
 |---|---|---|---|---|
 ${lines.join('\n')}
+
+## From the environment
+
+A deployment changes its ports and its upstream without copying the config, as with
+oauth2-proxy's \`OAUTH2_PROXY_*\` or Kong's \`KONG_*\` variables: a set variable wins over the
+file, in \`leadgate serve\`, \`leadgate check\` (which names the ones in effect) and \`npm start\`
+alike. A value that is not a port is a config error naming the variable.
+
+| variable | sets |
+|---|---|
+${ENV_OVERRIDES.map((o) => `| \`${o.variable}\` | \`${o.path.join('.')}\` |`).join('\n')}
+
+\`\${VAR}\` substitutes text, so a numeric field written \`port: "\${PORT}"\` is refused as a
+string: take ports from the environment with these variables.
 `;
 }

@@ -39,7 +39,8 @@ export const leadsFileSchema = z.strictObject({
 
 /** What each `leads:` field means, for `leadgate docs` and docs/config.md. */
 export const leadsMeanings: Readonly<Record<string, string>> = {
-  'leads.file': 'YAML file of lead records (`_id`, `customer_id`, …) the lookup answers from',
+  'leads.file':
+    'YAML file of lead records (`_id`, `customer_id`, …) the lookup answers from. Without a `leads:` section, `leads.yaml` beside the config when there is one (`leadgate check` says which), else no leads',
   'leads.upstream.path':
     'ask the backend instead: e.g. `/internal/leads?customer_id={customer_id}` (see lead-resolver.md)',
   'leads.upstream.by_id_path': 'e.g. `/internal/leads/{id}`, for lookups by token or `:id`',
