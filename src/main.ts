@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { COMMANDS, overview } from './cli/commands.js';
-import { packageVersion } from './cli/version.js';
+import { packageVersion } from './util/version.js';
 
 const HELP = new Set(['help', '--help', '-h']);
 const VERSION = new Set(['version', '--version', '-v']);

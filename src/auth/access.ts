@@ -1,5 +1,5 @@
 import type { ApiKey } from '../config/types.js';
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../contract/errors.js';
 
 const READ_METHODS = new Set(['GET', 'HEAD']);
 

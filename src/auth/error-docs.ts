@@ -1,4 +1,4 @@
-import { CATALOGUE, type ErrorCode, GatewayError } from './errors.js';
+import { CATALOGUE, type ErrorCode, GatewayError } from '../contract/errors.js';
 
 /** When each code is answered, and a detail it carries: docs/errors.md is generated from this. */
 export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; readonly detail: string }>> = {
@@ -135,7 +135,7 @@ Every answer leadgate gives instead of the upstream's is \`application/problem+j
 with \`type\`, \`title\`, \`status\`, \`code\`, \`detail\` and \`request_id\` (also sent as
 \`x-request-id\`, and in the log line). The detail is a fixed sentence: it never echoes a header,
 a key, a token or a digest. Clients should branch on \`code\`; a code, once shipped, keeps its
-meaning. Generated from [src/auth/errors.ts](../src/auth/errors.ts) by \`npm run schema\`; a test
+meaning. Generated from [src/contract/errors.ts](../src/contract/errors.ts) by \`npm run schema\`; a test
 keeps it in step.
 
 | status | code | when |

@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiKey, Config } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
 import { checkAccess } from './access.js';
 import { createApiKeyCheck } from './api-key.js';
 import { checkOriginIp, createClientIpResolver } from './client-ip.js';
-import { GatewayError } from './errors.js';
 import { createLeadDigestVerifier } from './lead-digest.js';
 import { createLeadTokenVerifier } from './lead-token.js';
 import { routePath } from './path.js';

@@ -1,38 +1,24 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { leadsFileSchema } from '../leads/schema.js';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
-import { bucketOf } from '../ratelimit/gcra.js';
+import { rateLimitsOf } from '../ratelimit/schema.js';
+import { storeSettingsOf } from '../store/schema.js';
+import { tracingConfigOf } from '../tracing/schema.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
+import type { ResolvedKey, RotatedSecret } from './keys.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
-import { configSchema, leadsFileSchema, type RawConfig, type RawKey } from './schema.js';
+import { configSchema, type RawConfig, type RawKey } from './schema.js';
 import type { Config, Lead, LeadsConfig } from './types.js';
 import { readYaml } from './yaml.js';
 
+export type { ResolvedKey, RotatedSecret } from './keys.js';
 export { ConfigError, type ConfigProblem, formatProblem } from './problems.js';
 
 export interface LoadOptions {
   readonly env?: NodeJS.ProcessEnv;
-}
-
-/** A key, validated, with what its build needs: plain data, so it crosses to another thread. */
-export interface RotatedSecret {
-  readonly kid: string;
-  readonly secret: string;
-  readonly verifyUntilS: number | null;
-}
-
-export interface ResolvedKey {
-  readonly raw: RawKey;
-  /** Lowercase hex of sha256(key). */
-  readonly sha256: string;
-  /** The secret that mints. */
-  readonly secret: string;
-  /** With `signing_secrets`: every entry, the minting one first; null with `signing_secret`. */
-  readonly rotation: readonly RotatedSecret[] | null;
-  /** `expires_at` as unix seconds, or null. */
-  readonly expiresAtS: number | null;
 }
 
 /**
@@ -152,10 +138,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
     listen: raw.listen,
     admin: raw.admin,
     forwardAuth: raw.forward_auth ?? null,
-    tracing: {
-      otlpEndpoint: raw.tracing.otlp_endpoint ?? null,
-      sampleRatio: raw.tracing.sample_ratio ?? null,
-    },
+    tracing: tracingConfigOf(raw.tracing),
     upstream: {
       url: new URL(raw.upstream.url),
       timeoutMs: raw.upstream.timeout_ms,
@@ -172,28 +155,8 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       onStoreError: raw.digest.on_store_error,
     },
     workers: raw.workers,
-    state: {
-      redis:
-        raw.state.redis === undefined
-          ? null
-          : {
-              url: raw.state.redis.url,
-              timeoutMs: raw.state.redis.timeout_ms,
-              keyPrefix: raw.state.redis.key_prefix,
-            },
-    },
-    rateLimits: {
-      onStoreError: raw.rate_limits.on_store_error,
-      policies: raw.rate_limits.policies.map((p) => ({
-        name: p.name,
-        by: p.by,
-        limit: p.limit,
-        windowS: p.window_s,
-        burst: p.burst,
-        keys: p.keys === undefined ? null : new Set(p.keys),
-        bucket: bucketOf(p.limit, p.window_s, p.burst),
-      })),
-    },
+    state: storeSettingsOf(raw.state),
+    rateLimits: rateLimitsOf(raw.rate_limits),
     leadToken: {
       ttlS: raw.lead_token.ttl_s,
       maxSkewS: raw.lead_token.max_skew_s,

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { GatewayError } from '../auth/errors.js';
+import { GatewayError } from '../contract/errors.js';
 import { problemBody } from './problem.js';
 
 /** What the connection guard needs of a request in progress: a way to end it with an error. */

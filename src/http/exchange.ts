@@ -2,20 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type Admitted, NO_HEADERS } from '../admission/index.js';
-import { GatewayError } from '../auth/errors.js';
 import type { Principal } from '../auth/pipeline.js';
 import type { ApiKey } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
+import type { CorsHeaders } from '../cors/cors.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { CallSpan, RequestTrace, RequestTracer } from '../tracing/index.js';
-import { routeTemplate } from '../tracing/route.js';
 import type { ConnectionGuard, Exchange as GuardedExchange } from './connection.js';
-import type { CorsHeaders } from './cors.js';
 import type { ForwardHandle } from './forward.js';
 import { writeProblem } from './problem.js';
 import { announcesBody } from './protocol.js';
+import { routeTemplate } from './route.js';
 
 export type Kind = 'forward' | 'lookup' | 'preflight' | 'auth' | 'refused';
 

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../auth/errors.js';
 import type { Principal } from '../auth/pipeline.js';
+import { GatewayError } from '../contract/errors.js';
 import { Exchange } from './exchange.js';
 import { identityHeaders } from './headers.js';
 import type { HandlerDeps } from './server.js';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { GatewayError } from '../auth/errors.js';
+import type { GatewayError } from '../contract/errors.js';
 
 /**
  * Writes an RFC 9457 problem for a refusal. The body holds the catalogue's fixed words and the

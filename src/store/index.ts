@@ -1,9 +1,9 @@
-import type { Config } from '../config/types.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
 import { guardStore } from './guarded.js';
 import { createMemoryStore, type MemoryStore } from './memory.js';
 import { createRedisStore } from './redis.js';
+import type { StoreSettings } from './settings.js';
 import type { StateStore } from './types.js';
 
 export type { StateStore } from './types.js';
@@ -20,7 +20,7 @@ export interface OpenedStore {
  * breaker; else `remote` (the primary's memory over IPC, in a worker pool); else memory.
  */
 export function openStateStore(
-  config: Config,
+  config: { readonly state: StoreSettings },
   deps: { metrics: Metrics; logger: Logger; remote?: StateStore },
 ): OpenedStore {
   const { metrics, logger } = deps;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createClient } from '@redis/client';
-import type { Bucket, GcraVerdict } from '../ratelimit/gcra.js';
+import type { Bucket, GcraVerdict } from '../gcra/gcra.js';
 import type { StateStore } from './types.js';
 
 /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkAccess } from '../../src/auth/access.js';
 import { createApiKeyCheck, hashApiKey } from '../../src/auth/api-key.js';
-import { GatewayError } from '../../src/auth/errors.js';
 import { checkSource } from '../../src/auth/source.js';
 import { KeyTable } from '../../src/config/key-table.js';
+import { GatewayError } from '../../src/contract/errors.js';
 import { testKey } from '../helpers/key.js';
 
 describe('api key', () => {

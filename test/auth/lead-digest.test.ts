@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { createSecretKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../src/auth/errors.js';
 import { computeLeadDigest, createLeadDigestVerifier } from '../../src/auth/lead-digest.js';
 import { leadDigest } from '../../src/client/index.js';
+import type { GatewayError } from '../../src/contract/errors.js';
 import { testKey } from '../helpers/key.js';
 import { requires } from '../helpers/optional.js';
 import { hasPython } from '../helpers/python.js';

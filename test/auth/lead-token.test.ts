@@ -1,8 +1,8 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/auth/errors.js';
 import { createLeadTokenVerifier, signLeadToken } from '../../src/auth/lead-token.js';
+import { GatewayError } from '../../src/contract/errors.js';
 import { testKey } from '../helpers/key.js';
 
 const NOW = 1_700_000_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/auth/errors.js';
 import { normalise, routePath } from '../../src/auth/path.js';
+import { GatewayError } from '../../src/contract/errors.js';
 
 const codeOf = (url: string) => {
   const r = routePath(url);
