@@ -40,10 +40,17 @@ function resolve(all: Obj[], ref: BackendRef): { container: string; port: number
   const port = ((svc?.spec.ports ?? []) as Port[]).find((p) => p.port === ref.port);
   expect(port, `${ref.name}:${ref.port}`).toBeDefined();
   const deployment = all.find((o) => o.kind === 'Deployment') as Obj;
-  const pod = (deployment.spec.template as { spec: { containers: Array<{ name: string; ports: Port[] }> } })
-    .spec;
-  for (const c of pod.containers) {
-    const hit = c.ports.find((p) => p.name === port?.targetPort);
+  type Container = { name: string; ports?: Port[] };
+  const pod = (
+    deployment.spec.template as { spec: { containers: Container[]; initContainers?: Container[] } }
+  ).spec;
+  // leadgate runs as a native sidecar (an init container); a target port is a name or a number
+  for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+    const hit = (c.ports ?? []).find(
+      (p) =>
+        p.name === port?.targetPort ||
+        (p as unknown as { containerPort: number }).containerPort === port?.targetPort,
+    );
     if (hit) return { container: c.name, port: (hit as unknown as { containerPort: number }).containerPort };
   }
   throw new Error(`${ref.name}:${ref.port} targets no container port`);

@@ -321,8 +321,13 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     svc.validate();
     const port = svc.spec?.ports?.[0];
     const d = new Deployment(byKind('Deployment') as never);
-    const sidecar = d.spec?.template.spec?.containers.find((c) => c.name === 'leadgate');
-    const target = sidecar?.ports?.find((p) => p.name === port?.targetPort)?.containerPort;
+    const pod = d.spec?.template.spec;
+    const sidecar = [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])].find(
+      (c) => c.name === 'leadgate',
+    );
+    const target = sidecar?.ports?.find(
+      (p) => p.name === port?.targetPort || p.containerPort === port?.targetPort,
+    )?.containerPort;
     const cm = byKind('ConfigMap') as Obj & { data: Record<string, string> };
     const config = parseAllDocuments(cm.data['gateway.yaml'] ?? '')[0]?.toJS() as {
       forward_auth: { listen: { port: number } };
