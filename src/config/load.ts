@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { bucketOf } from '../ratelimit/gcra.js';
+import { type RedisSettings, resolveRedisSettings } from '../store/settings.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
@@ -46,6 +47,8 @@ export interface ResolvedConfig {
   readonly raw: Omit<RawConfig, 'keys'>;
   readonly keys: readonly ResolvedKey[];
   readonly leads: LeadsConfig;
+  /** `state.redis` with its password file read. */
+  readonly redis: RedisSettings | null;
   readonly warnings: readonly ConfigProblem[];
 }
 
@@ -102,6 +105,10 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   };
   const keys = resolveKeys(rawKeys, { problems, warnings, readNamed, nowS: Math.floor(Date.now() / 1000) });
   const leads = resolveLeads(parsed.data, base, readNamed, watched, extra);
+  const redis =
+    raw.state.redis === undefined
+      ? null
+      : resolveRedisSettings(raw.state.redis, (field, name) => readNamed(['state', 'redis', field], name));
   if (problems.size > 0 || extra.length > 0) throw new ConfigError([...problems.resolve(), ...extra]);
   return {
     file,
@@ -110,6 +117,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
     raw,
     keys,
     leads,
+    redis,
     warnings: warningsOf(warnings),
   };
 }
@@ -172,16 +180,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       onStoreError: raw.digest.on_store_error,
     },
     workers: raw.workers,
-    state: {
-      redis:
-        raw.state.redis === undefined
-          ? null
-          : {
-              url: raw.state.redis.url,
-              timeoutMs: raw.state.redis.timeout_ms,
-              keyPrefix: raw.state.redis.key_prefix,
-            },
-    },
+    state: { redis: r.redis },
     rateLimits: {
       onStoreError: raw.rate_limits.on_store_error,
       policies: raw.rate_limits.policies.map((p) => ({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isValidLeadId, LEAD_ID_RULE } from '../auth/lead-id.js';
 import { parseRange } from '../net/ip.js';
+import { redisSettingsSchema } from '../store/settings.js';
 
 /**
  * The YAML shape of CONTRACT §2, as one zod schema: the source of the raw config type, of
@@ -191,13 +192,7 @@ export const configSchema = z
     /** Where single-use digests and rate-limit buckets live: Redis, or (default) this pod's memory. */
     state: z
       .strictObject({
-        redis: z
-          .strictObject({
-            url: z.url({ protocol: /^rediss?$/ }),
-            timeout_ms: positive.default(50),
-            key_prefix: z.string().default('leadgate:'),
-          })
-          .optional(),
+        redis: redisSettingsSchema.optional(),
       })
       .default({}),
     listen: z.strictObject({ host: host.default('0.0.0.0'), port }),

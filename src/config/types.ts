@@ -1,9 +1,12 @@
 import type { KeyObject } from 'node:crypto';
 import type { IpMatcher } from '../net/ip.js';
 import type { Bucket } from '../ratelimit/gcra.js';
+import type { RedisSettings } from '../store/settings.js';
 import type { TracingConfig } from '../tracing/settings.js';
 import type { KeyTable } from './key-table.js';
 import type { ConfigProblem } from './problems.js';
+
+export type { RedisSettings };
 
 /** The fully resolved, immutable config: everything the hot path needs, already derived. */
 
@@ -60,13 +63,6 @@ export type LeadsConfig =
       readonly cacheTtlMs: number;
       readonly cacheSize: number;
     };
-
-export interface RedisSettings {
-  readonly url: string;
-  /** Bounds every store call, reconnects included. */
-  readonly timeoutMs: number;
-  readonly keyPrefix: string;
-}
 
 /** A rate-limit policy, resolved: its GCRA bucket shape computed once. */
 export interface RateLimitPolicy {

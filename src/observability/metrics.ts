@@ -121,6 +121,17 @@ export function createMetrics(sources: {
       aggregator: 'min',
       registers: [registry],
     }),
+    storeRestarts: new Counter({
+      name: 'leadgate_state_store_restarts_total',
+      help: 'Times this gateway saw its state store begin again (a Redis restart, failover or flush): digests stamped before are refused',
+      registers: [registry],
+    }),
+    storeEpoch: new Gauge({
+      name: 'leadgate_state_store_epoch_seconds',
+      help: 'When the state store began, as this gateway knows it: digests stamped before are refused (stale_timestamp)',
+      aggregator: 'max',
+      registers: [registry],
+    }),
     storeFallbacks: new Counter({
       name: 'leadgate_state_store_fallbacks_total',
       help: 'Requests decided without the store, by use (digest, rate_limit) and on_store_error action',

@@ -65,7 +65,8 @@ export function guardStore(
   return {
     kind: inner.kind,
     ready: inner.ready,
-    claimOnce: (id: string, ttlMs: number) => call('claim', () => inner.claimOnce(id, ttlMs)),
+    claimOnce: (id: string, ttlMs: number, stampedS: number) =>
+      call('claim', () => inner.claimOnce(id, ttlMs, stampedS)),
     spend: (id: string, bucket: Bucket): Promise<GcraVerdict> => call('spend', () => inner.spend(id, bucket)),
     close: () => inner.close(),
   };

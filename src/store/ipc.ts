@@ -33,9 +33,10 @@ export function createIpcStore(channel: WorkerChannel): StateStore {
   return {
     kind: 'ipc',
     ready: Promise.resolve(),
-    async claimOnce(key, ttlMs) {
-      const reply = await ask({ leadgate: 'store', id: next++, op: 'claim', key, ttlMs });
-      return 'claimed' in reply && reply.claimed;
+    async claimOnce(key, ttlMs, stampedS) {
+      const reply = await ask({ leadgate: 'store', id: next++, op: 'claim', key, ttlMs, stampedS });
+      if (!('claim' in reply)) throw new StoreUnavailableError('unexpected answer from the primary');
+      return reply.claim;
     },
     async spend(key, bucket): Promise<GcraVerdict> {
       const reply = await ask({ leadgate: 'store', id: next++, op: 'spend', key, bucket });
@@ -51,6 +52,10 @@ export function createIpcStore(channel: WorkerChannel): StateStore {
 /** The primary's side: answers a worker's store request from the pod's memory store. */
 export function answerStoreRequest(store: MemoryStore, request: StoreRequest): StoreReply {
   return request.op === 'claim'
-    ? { leadgate: 'store-reply', id: request.id, claimed: store.claimOnceNow(request.key, request.ttlMs) }
+    ? {
+        leadgate: 'store-reply',
+        id: request.id,
+        claim: store.claimOnceNow(request.key, request.ttlMs, request.stampedS),
+      }
     : { leadgate: 'store-reply', id: request.id, verdict: store.spendNow(request.key, request.bucket) };
 }

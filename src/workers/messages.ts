@@ -1,4 +1,5 @@
 import type { Bucket, GcraVerdict } from '../ratelimit/gcra.js';
+import type { Claim } from '../store/types.js';
 
 /** What a worker tells the primary. */
 export type FromWorker =
@@ -20,6 +21,7 @@ export type StoreRequest =
       readonly op: 'claim';
       readonly key: string;
       readonly ttlMs: number;
+      readonly stampedS: number;
     }
   | {
       readonly leadgate: 'store';
@@ -30,7 +32,7 @@ export type StoreRequest =
     };
 
 export type StoreReply =
-  | { readonly leadgate: 'store-reply'; readonly id: number; readonly claimed: boolean }
+  | { readonly leadgate: 'store-reply'; readonly id: number; readonly claim: Claim }
   | { readonly leadgate: 'store-reply'; readonly id: number; readonly verdict: GcraVerdict };
 
 /** Messages of leadgate's own (prom-client's cluster messages share the channel). */

@@ -180,7 +180,7 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     );
     const url = secret.stringData?.url ?? '';
     const config = loadConfig(join(files, 'gateway.yaml'), { env: { LEADGATE_REDIS_URL: url } });
-    expect(config.state.redis?.url).toBe(url);
+    expect(config.state.redis?.target).toEqual({ kind: 'url', url });
     expect(config.digest.singleUse).toBe(true);
     expect(config.workers).toBe('auto');
     // the sidecar gets the URL from the Secret
