@@ -49,6 +49,8 @@ export interface EpochEvents {
  */
 export function trackEpoch(link: RedisLink, markerKey: string, events: EpochEvents) {
   let known: Epoch | null = null;
+  /** The last marker adopted, kept across reconnects: a change from it is a store that began again. */
+  let last: Epoch | null = null;
   let adopting: Promise<Epoch> | null = null;
   let generation = 0;
 
@@ -58,8 +60,9 @@ export function trackEpoch(link: RedisLink, markerKey: string, events: EpochEven
     const run = link.run(ADOPT, [markerKey], []).then((reply) => {
       const [marker, wrote] = reply as [string, string];
       const epoch = { marker, epochMs: Number(marker.slice(0, marker.indexOf(' '))) };
-      if (known?.marker !== marker) {
-        events.began(epoch.epochMs, known?.epochMs ?? null, wrote === '' ? 'adopted' : wrote);
+      if (last?.marker !== marker) {
+        events.began(epoch.epochMs, last?.epochMs ?? null, wrote === '' ? 'adopted' : wrote);
+        last = epoch;
       }
       // A new server since this started: its answer may come from the old one.
       if (started === generation) known = epoch;

@@ -1,4 +1,4 @@
-import type { Bucket, GcraVerdict } from '../ratelimit/gcra.js';
+import type { GcraVerdict } from '../ratelimit/gcra.js';
 import { CLAIM, type EpochEvents, trackEpoch } from './epoch.js';
 import { type RedisLink, script } from './link.js';
 import { type Claim, type StateStore, StoreUnavailableError, stampedBefore } from './types.js';
