@@ -25,6 +25,8 @@ export interface RedisLink {
    * server that began again (a reconnect, a new master), before any call can reach it.
    */
   onNewServer(listener: () => void): void;
+  /** `listener` runs when a connection is ready for calls again (after a reconnect, a failover). */
+  onReady(listener: () => void): void;
   close(): void;
 }
 
@@ -75,10 +77,15 @@ export function linkToUrl(url: string, options: LinkOptions): RedisLink {
   client.on('connect', () => {
     for (const listener of listeners) listener();
   });
+  const readyListeners: (() => void)[] = [];
+  client.on('ready', () => {
+    for (const listener of readyListeners) listener();
+  });
   return {
     ready: settleOnce(client.connect(), options.onError),
     run: (s, keys, args) => runScript(client, s, keys, args),
     onNewServer: (listener) => listeners.push(listener),
+    onReady: (listener) => readyListeners.push(listener),
     close() {
       try {
         client.destroy();

@@ -63,6 +63,7 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
         (): Promise<void> => new Promise(() => {}),
       ),
     claimOnce,
+    onConnected: (listener) => link.onReady(listener),
     async spend(id, bucket): Promise<GcraVerdict> {
       const args = [String(bucket.emissionUs), String(bucket.toleranceUs)];
       const reply = (await link.run(GCRA, [`${prefix}${id}`], args)) as [number, number, number];

@@ -42,6 +42,10 @@ export function linkToSentinel(settings: SentinelSettings, options: LinkOptions)
     if (event.type === 'MASTER_CHANGE') newServer();
   });
   sentinel.on('reconnecting', newServer);
+  const readyListeners: (() => void)[] = [];
+  sentinel.on('ready', () => {
+    for (const listener of readyListeners) listener();
+  });
 
   const connect = async (): Promise<void> => {
     for (;;) {
@@ -59,6 +63,7 @@ export function linkToSentinel(settings: SentinelSettings, options: LinkOptions)
     ready: connect(),
     run: (s, keys, args) => runScript(sentinel, s, keys, args),
     onNewServer: (listener) => listeners.push(listener),
+    onReady: (listener) => readyListeners.push(listener),
     close() {
       closed = true;
       sentinel.destroy().catch(() => {});

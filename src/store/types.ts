@@ -18,6 +18,8 @@ export interface StateStore {
   /** One GCRA step on bucket `id`. */
   spend(id: string, bucket: Bucket): Promise<GcraVerdict>;
   close(): Promise<void>;
+  /** Redis: `listener` runs when a connection (a new master's included) is ready to answer. */
+  onConnected?(listener: () => void): void;
 }
 
 /** What a single-use claim found. */
