@@ -203,6 +203,62 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     }
   });
 
+  it('offers a Redis with Sentinel component: the password for the sidecar, and the same config with state.redis.sentinel on', () => {
+    const dir = new URL('components/redis-sentinel/', DIR);
+    const read = (f: string) => readFileSync(new URL(f, dir), 'utf8');
+    const component = parseAllDocuments(read('kustomization.yaml'))[0]?.toJS() as {
+      kind: string;
+      resources: string[];
+      patches: Array<{ path: string }>;
+    };
+    expect(component.kind).toBe('Component');
+    const docs = [...component.resources, ...component.patches.map((p) => p.path)].flatMap((f) =>
+      parseAllDocuments(read(f)).map((d) => d.toJS() as Obj),
+    );
+    const secret = new Secret(docs.find((o) => o.kind === 'Secret') as never);
+    secret.validate();
+    const base =
+      (byKind('ConfigMap') as unknown as { data: Record<string, string> }).data['gateway.yaml'] ?? '';
+    const patched =
+      (docs.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data[
+        'gateway.yaml'
+      ] ?? '';
+    // nothing but state.redis (and its comment) and single use differs from the base config
+    const withoutState = patched.replace(
+      /# Shared state on Redis with Sentinel[^]*?key_prefix: "leadgate:"\n/,
+      '',
+    );
+    expect(withoutState).toBe(
+      base.replace(
+        'digest: { max_skew_s: 300 }',
+        'digest: { max_skew_s: 300, single_use: true, on_store_error: deny }',
+      ),
+    );
+    const files = mkdtempSync(join(tmpdir(), 'leadgate-k8s-sentinel-'));
+    const secrets = (byKind('Secret') as unknown as { stringData: Record<string, string> }).stringData;
+    for (const [name, value] of Object.entries(secrets)) writeFileSync(join(files, name), value);
+    writeFileSync(join(files, 'gateway.yaml'), patched.replaceAll('/run/secrets/leadgate/', `${files}/`));
+    const password = secret.stringData?.password ?? '';
+    const config = loadConfig(join(files, 'gateway.yaml'), { env: { LEADGATE_REDIS_PASSWORD: password } });
+    expect(config.state.redis?.target).toEqual({
+      kind: 'sentinel',
+      master: 'mymaster',
+      nodes: [{ host: 'leadgate-redis', port: 26379 }],
+    });
+    expect(config.state.redis?.password).toBe(password);
+    expect(config.digest.singleUse).toBe(true);
+    if (hasKubectl) {
+      const overlay = mkdtempSync(join(tmpdir(), 'leadgate-k8s-overlay-'));
+      writeFileSync(
+        join(overlay, 'kustomization.yaml'),
+        `resources: [${relative(overlay, DIR.pathname)}]\ncomponents: [${relative(overlay, dir.pathname)}]\n`,
+      );
+      const rendered = execFileSync('kubectl', ['kustomize', overlay], { encoding: 'utf8' });
+      expect(rendered).toContain('LEADGATE_REDIS_PASSWORD');
+      expect(rendered).toContain('sentinel: { master: mymaster');
+    }
+  });
+
   it('sizes workers: auto by the sidecar CPU limit', () => {
     const sidecar = new Deployment(byKind('Deployment') as never).spec?.template.spec?.containers.find(
       (c) => c.name === 'leadgate',
