@@ -12,7 +12,7 @@ import { createUndiciForwarder } from './http/forward-undici.js';
 import { createRequestHandler, type HandlerDeps, type Lifecycle } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
 import { createLogger, type Logger, sinkOf } from './observability/log.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createMetrics, type Metrics, zeroRateLimited } from './observability/metrics.js';
 import { createRequestLog } from './observability/request-log.js';
 import { buildState, type GatewayState, type SharedDeps } from './state.js';
 import { openStateStore, type StateStore } from './store/index.js';
@@ -220,6 +220,7 @@ function createLoadMarker(metrics: Metrics, agent: http.Agent) {
       metrics.keyExpiry.reset();
       for (const [key, s] of c.keys.expiries()) metrics.keyExpiry.set({ key }, s);
       metrics.configLoaded.set(c.loadedAt.getTime() / 1000);
+      zeroRateLimited(metrics.rateLimited, c.rateLimits.policies, c.keys.nameList());
       health?.stop();
       health =
         c.upstream.healthPath === null
