@@ -31,7 +31,13 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   workers:
     'processes serving the API (node:cluster): 1 (default), a number, or `auto` (the cgroup CPU quota, else the cores); a restart applies it',
   'state.redis.url':
-    'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory',
+    'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory. Either `url` or `sentinel`',
+  'state.redis.sentinel.master':
+    'Redis with Sentinel: the master set name (`sentinel monitor <name> …`); every call goes to the master the sentinels name now, a failover is followed without a restart',
+  'state.redis.sentinel.nodes':
+    'sentinels as `host:port` (one is enough to start; the others are learnt from it)',
+  'state.redis.password': "the master's and replicas' password (`${REDIS_PASSWORD}`); or in the URL",
+  'state.redis.password_file': 'or read the password from this file (a mounted Secret)',
   'state.redis.timeout_ms':
     'bounds every store call, reconnects included; 3 failures in a row pause the store for 5 s',
   'state.redis.key_prefix': 'prefix of every Redis key leadgate writes',
