@@ -1,3 +1,4 @@
+import { withTimeout } from './guarded.js';
 import { type RedisLink, script } from './link.js';
 
 /**
@@ -32,6 +33,8 @@ return 0
 
 /** How often the marker is read even when nothing seems to have changed. */
 export const RECHECK_MS = 1_000;
+/** Bounds one read of the marker, so a store that hangs cannot hold every later claim. */
+const ADOPT_TIMEOUT_MS = 1_000;
 
 export interface Epoch {
   readonly marker: string;
@@ -57,7 +60,7 @@ export function trackEpoch(link: RedisLink, markerKey: string, events: EpochEven
   const adopt = (): Promise<Epoch> => {
     if (adopting !== null) return adopting;
     const started = generation;
-    const run = link.run(ADOPT, [markerKey], []).then((reply) => {
+    const run = withTimeout(link.run(ADOPT, [markerKey], []), ADOPT_TIMEOUT_MS).then((reply) => {
       const [marker, wrote] = reply as [string, string];
       const epoch = { marker, epochMs: Number(marker.slice(0, marker.indexOf(' '))) };
       if (last?.marker !== marker) {
@@ -87,9 +90,10 @@ export function trackEpoch(link: RedisLink, markerKey: string, events: EpochEven
   return {
     /** The epoch to claim under: the known one, or adopted first. */
     current: (): Epoch | Promise<Epoch> => known ?? adopt(),
-    /** A claim found the marker changed. */
-    changed: (): Promise<Epoch> => {
+    /** A claim found the marker changed: read it again, after a read already under way. */
+    changed: async (): Promise<Epoch> => {
       known = null;
+      await adopting?.catch(() => {});
       return adopt();
     },
     stop: () => clearInterval(timer),

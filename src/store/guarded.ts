@@ -80,7 +80,8 @@ export function guardStore(
   };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `promise`, or StoreUnavailableError once `ms` passed without its answer. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new StoreUnavailableError(`no answer within ${ms} ms`)), ms);
     promise.then(

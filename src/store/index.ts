@@ -45,6 +45,7 @@ export function openStateStore(
           keyPrefix: redis.keyPrefix,
           epoch: epochEvents(deps),
         });
+  if (inner.epochMs !== undefined) metrics.storeEpoch.set(inner.epochMs / 1000);
   const timeoutMs = redis?.timeoutMs ?? IPC_TIMEOUT_MS;
   const store = guardStore(inner, timeoutMs, {
     call(op, seconds, ok) {

@@ -7,6 +7,8 @@ import type { Bucket, GcraVerdict } from '../ratelimit/gcra.js';
 export interface StateStore {
   /** Which store this is, for logs and metrics. */
   readonly kind: 'memory' | 'ipc' | 'redis';
+  /** When the store began, where that is fixed (memory, a pool primary's memory). */
+  readonly epochMs?: number;
   /** Settles once the store first answers (or fails to): start waits on it, within a bound. */
   readonly ready: Promise<void>;
   /**

@@ -49,10 +49,15 @@ describe('counters at 0 from the first scrape', () => {
   });
 
   it('in a worker pool too: the primary sums every worker’s zeros into one series each', async () => {
+    const startedS = Date.now() / 1000;
     const s = await serve(writeConfig({ upstream: upstream.url, extra: `workers: 2\n${POLICIES}` }));
     try {
-      const first = series((await ask(s.adminPort, { path: '/metrics' })).text);
-      expect(first.sort()).toEqual(expected(KEY_NAMES).sort());
+      const text = (await ask(s.adminPort, { path: '/metrics' })).text;
+      expect(series(text).sort()).toEqual(expected(KEY_NAMES).sort());
+      // the pod's memory store began with the primary, before the workers: every worker says so
+      const epochS = Number(/^leadgate_state_store_epoch_seconds (\S+)/m.exec(text)?.[1]);
+      expect(epochS).toBeGreaterThan(startedS - 1);
+      expect(epochS).toBeLessThanOrEqual(Date.now() / 1000);
     } finally {
       await s.stop();
     }
