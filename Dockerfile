@@ -21,6 +21,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json vitest.config.ts ./
 COPY src ./src
+COPY packages/client/src ./packages/client/src
 COPY bench ./bench
 COPY test ./test
 RUN npx tsc -p tsconfig.json && npm prune --omit=dev --no-audit --no-fund
@@ -30,6 +31,7 @@ WORKDIR /app
 COPY package.json ./
 COPY .image/node_modules ./node_modules
 COPY .image/dist/src ./dist/src
+COPY .image/dist/packages ./dist/packages
 
 FROM ${COMPILED} AS compiled
 
@@ -39,6 +41,8 @@ WORKDIR /app
 COPY --from=compiled /app/package.json ./package.json
 COPY --from=compiled /app/node_modules ./node_modules
 COPY --from=compiled /app/dist/src ./dist/src
+# leadgate/client (the CLI's digest and token) is compiled from packages/client
+COPY --from=compiled /app/dist/packages ./dist/packages
 # The default config serves from the environment (config/container.yaml); mount your own over it.
 COPY config/container.yaml /etc/leadgate/gateway.yaml
 USER 1000:1000

@@ -7,6 +7,7 @@ import { leadDigest, signLeadToken } from '../src/client/index.js';
 import { cpuMicros } from './cpu.js';
 import { SECRET, SERVER_KEY, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, type LoadResult, runLoad } from './load.js';
+import { children, median, start, stopAll } from './process.js';
 
 /**
  * `npm run bench`: everything on 127.0.0.1, one run, targets interleaved over several rounds.
@@ -20,30 +21,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const MAIN = here('../src/main.js');
-const children: ChildProcess[] = [];
-
-function start(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, ...env },
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (chunk: Buffer) => {
-      buf += chunk.toString();
-      const ready = /"listen":"[^"]*:(\d+)"/.exec(buf) ?? /^(\d+)\n/.exec(buf);
-      if (ready?.[1]) {
-        buf = '';
-        child.stdout?.off('data', onData);
-        child.stdout?.resume(); // keep draining its log lines, as a log shipper would
-        resolve({ port: Number(ready[1]), child });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
-}
 
 function startNginx(upstreamPort: number): Promise<{ port: number; pid: number }> | null {
   try {
@@ -111,11 +88,6 @@ interface Measured {
   readonly sideCpuUs: number;
   readonly errors: number;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-};
 
 async function once(t: Target, connections: number, seconds: number) {
   const before = cpuMicros(t.pid);
@@ -361,7 +333,7 @@ function print(report: {
   );
   for (const r of report.rows)
     console.log(
-      `| ${r.target} | ${r.rps} | ${r.p50_us} | ${r.p99_us} | ${r.cpu_us_per_request} | ${r.cpu_us_over_bare} | ${r.rps_vs_bare} | ${r.rps_vs_nginx} |`,
+      `| ${r.target} | ${r.rps} | ${r.p50_us} | ${r.p99_us} | ${r.cpu_us_per_request} | ${r.target.startsWith('leadgate') ? `**${r.cpu_us_over_bare}**` : r.cpu_us_over_bare} | ${r.rps_vs_bare} | ${r.rps_vs_nginx} |`,
     );
   if (report.latency !== null) {
     const { leadgate, bare, bareLog } = report.latency;
@@ -447,9 +419,6 @@ async function main() {
   print({ rows, latency, scale, machine });
 }
 
-const stopAll = () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-};
 process.on('exit', stopAll);
 main()
   .catch((err: unknown) => {

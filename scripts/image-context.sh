@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 npm run build --silent
 rm -rf .image && mkdir -p .image/dist
 cp -r dist/src .image/dist/src
+cp -r dist/packages .image/dist/packages
 cp package.json package-lock.json .image/
 (cd .image && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 rm .image/package.json .image/package-lock.json

@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 # The pinned versions: the oldest supported line (22, maintenance until 2027-04) and the active
 # LTS (26), which the image ships. Bump them here and in the Dockerfile together.
 case "${1:-}" in
+  20) version=20.20.2 ;; # unsupported (end of life): only to test the warning on it
   22) version=22.23.3 ;;
   26) version=26.10.0 ;;
-  *) echo "usage: scripts/node-line.sh 22|26" >&2; exit 2 ;;
+  *) echo "usage: scripts/node-line.sh 20|22|26" >&2; exit 2 ;;
 esac
 
 dir=".cache/node/$version"

@@ -6,11 +6,13 @@ import type { Config } from './config/types.js';
 import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
 import { createAdminHandler, type Readiness } from './http/admin.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
+import { type Lifecycle, serving, startDrain } from './http/drain.js';
 import type { Forwarder } from './http/forward.js';
 import { createForwardAuthHandler } from './http/forward-auth.js';
 import { createUndiciForwarder } from './http/forward-undici.js';
-import { createRequestHandler, type HandlerDeps, type Lifecycle } from './http/server.js';
+import { createRequestHandler, type HandlerDeps } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
+import { closeServer, listen } from './net/listen.js';
 import { createLogger, type Logger, sinkOf } from './observability/log.js';
 import { createMetrics, type Metrics, zeroRateLimited } from './observability/metrics.js';
 import { createRequestLog } from './observability/request-log.js';
@@ -70,7 +72,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   }
   const sink = sinkOf(logger);
-  const lifecycle: Lifecycle = { draining: false, stopped: false };
+  const lifecycle: Lifecycle = serving();
   const metrics = createMetrics({
     logLinesDropped: () => sink.dropped,
     ready: () => notReadyBecause() === null,
@@ -94,7 +96,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     );
   }
   const live = { state: buildState(config, shared) };
-  const loaded = createLoadMarker(metrics, agent);
+  const loaded = createLoadMarker(metrics, agent, logger);
   loaded.mark(config);
   const notReadyBecause = () => {
     if (lifecycle.draining) return 'draining';
@@ -117,7 +119,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     config,
     deps,
     options.adminListener === false ? null : { notReadyBecause },
-  );
+  ).catch(async (err: unknown) => {
+    loaded.stop();
+    deps.forwarder.close();
+    agent.destroy();
+    live.state.resolver.close();
+    await shared.state.store.close();
+    await deps.tracer?.shutdown().catch(() => {});
+    throw err;
+  });
 
   const reloading = startReloading(options, env, { shared, live, loaded });
 
@@ -211,8 +221,13 @@ function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
 }
 
 /** What each loaded config sets: its metrics (hash, key expiries, load time) and the upstream probe. */
-function createLoadMarker(metrics: Metrics, agent: http.Agent) {
+function createLoadMarker(metrics: Metrics, agent: http.Agent, logger: Logger) {
   let health: UpstreamHealth | null = null;
+  // Every change of readiness the probe causes is a log line with its reason (/readyz says only that).
+  const onChange = (healthy: boolean, reason: string) => {
+    if (healthy) logger.info({ component: 'readiness', reason }, `ready: ${reason}`);
+    else logger.warn({ component: 'readiness', reason }, `not ready: ${reason}`);
+  };
   return {
     mark(c: Config) {
       metrics.configInfo.reset();
@@ -225,7 +240,7 @@ function createLoadMarker(metrics: Metrics, agent: http.Agent) {
       health =
         c.upstream.healthPath === null
           ? null
-          : createUpstreamHealth(c.upstream.url, c.upstream.healthPath, agent);
+          : createUpstreamHealth(c.upstream.url, c.upstream.healthPath, agent, onChange);
     },
     upstreamHealthy: () => health === null || health.healthy(),
     stop: () => health?.stop(),
@@ -253,12 +268,19 @@ async function openListeners(
       : createApiServer(config.limits, faGuard, createForwardAuthHandler({ ...deps, guard: faGuard }));
   const admin =
     readiness === null ? null : http.createServer(createAdminHandler(deps.metrics.registry, readiness));
-  await listen(api, config.listen.host, config.listen.port);
-  if (admin !== null) await listen(admin, config.admin.host, config.admin.port);
-  if (forwardAuth !== null && config.forwardAuth !== null) {
-    await listen(forwardAuth, config.forwardAuth.listen.host, config.forwardAuth.listen.port);
-  }
   const all = [api, admin, forwardAuth].filter((server) => server !== null);
+  try {
+    await listen(api, config.listen.host, config.listen.port);
+    if (admin !== null) await listen(admin, config.admin.host, config.admin.port);
+    if (forwardAuth !== null && config.forwardAuth !== null) {
+      await listen(forwardAuth, config.forwardAuth.listen.host, config.forwardAuth.listen.port);
+    }
+  } catch (err) {
+    // One listener that cannot bind: none serves (the start fails as a whole). close() also on
+    // the one that failed: it stops the connection-check timer Node started for it.
+    await Promise.all(all.map((server) => new Promise((resolve) => server.close(resolve))));
+    throw err;
+  }
   return {
     api,
     forwardAuth,
@@ -286,20 +308,21 @@ async function drainGateway(
   },
 ): Promise<void> {
   const { lifecycle, logger, inflight, listeners } = ctx;
-  lifecycle.draining = true;
+  startDrain(lifecycle, shutdown.delayS * 1000);
   logger.info(
     { delay_s: shutdown.delayS, timeout_s: shutdown.timeoutS },
-    'draining: not ready; serving until the delay ends',
+    'draining: not ready; serving until the delay ends, closing kept-alive connections over its second half',
   );
   await sleep(shutdown.delayS * 1000);
   lifecycle.stopped = true;
-  for (const server of [listeners.api, listeners.forwardAuth]) {
-    if (server === null) continue;
-    void closeServer(server);
-    server.closeIdleConnections();
-  }
+  const open = [listeners.api, listeners.forwardAuth].filter((server) => server !== null);
+  for (const server of open) void closeServer(server);
   logger.info({ inflight: inflight.count }, 'listener closed; finishing in-flight requests');
-  const finished = await waitUntil(() => inflight.count === 0, shutdown.timeoutS * 1000);
+  // A connection is closed as soon as it is idle: its last answer has gone out.
+  const finished = await waitUntil(() => {
+    for (const server of open) server.closeIdleConnections();
+    return inflight.count === 0;
+  }, shutdown.timeoutS * 1000);
   if (!finished) logger.warn({ inflight: inflight.count }, 'drain timeout: closing remaining connections');
   await ctx.closeAll();
 }
@@ -337,23 +360,6 @@ function reportReload(r: ReloadReport, metrics: Metrics, logger: Logger): void {
   } else {
     logger.info(line, 'config unchanged');
   }
-}
-
-function listen(server: http.Server, host: string, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-}
-
-function closeServer(server: http.Server): Promise<void> {
-  return new Promise((resolve) => {
-    if (!server.listening) return resolve();
-    server.close(() => resolve());
-  });
 }
 
 /** The configured engine; http-proxy is imported only when chosen (see forward-http-proxy.ts). */

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { COMMANDS, overview } from './cli/commands.js';
-import { packageVersion } from './cli/version.js';
+import { nodeLineWarning } from './cli/node-line.js';
+import { packageVersion } from './util/version.js';
 
 const HELP = new Set(['help', '--help', '-h']);
 const VERSION = new Set(['version', '--version', '-v']);
@@ -14,6 +16,8 @@ const VERSION = new Set(['version', '--version', '-v']);
  */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const unsupported = nodeLineWarning();
+  if (unsupported !== null && !cluster.isWorker) process.stderr.write(unsupported);
   if (command === undefined) return usageError('no command given');
   if (VERSION.has(command)) {
     process.stdout.write(`leadgate ${packageVersion()}\n`);
@@ -48,8 +52,9 @@ const invokedDirectly = (() => {
   }
 })();
 
-if (invokedDirectly) {
-  main(process.argv.slice(2)).then(
+/** Runs the CLI as a process: its exit code, and any unexpected error as one line on stderr. */
+export function runCli(argv: string[]): void {
+  main(argv).then(
     (code) => {
       if (code !== 0) process.exitCode = code;
     },
@@ -59,3 +64,5 @@ if (invokedDirectly) {
     },
   );
 }
+
+if (invokedDirectly) runCli(process.argv.slice(2));

@@ -2,7 +2,7 @@ import type { Agent } from 'node:http';
 import { type Admit, createAdmission } from './admission/index.js';
 import { createPipeline, type PipelineResult, type RequestFacts } from './auth/pipeline.js';
 import type { Config } from './config/types.js';
-import { type CorsPolicy, createCorsPolicy } from './http/cors.js';
+import { type CorsPolicy, createCorsPolicy } from './cors/cors.js';
 import { createFileResolver } from './leads/file.js';
 import type { LeadResolver } from './leads/resolver.js';
 import { createUpstreamResolver } from './leads/upstream.js';

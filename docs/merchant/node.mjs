@@ -1,11 +1,11 @@
 // leadgate merchant snippet, Node.js 22+: Path B (digest → lookup → lead_token → a call), then Path A.
-// npm install leadgate   (the client needs nothing but node:crypto)
-import { leadDigest, signLeadToken } from 'leadgate/client';
+// npm install @leadgate/client   (no dependencies: it needs nothing but node:crypto)
+import { leadDigest, signLeadToken } from '@leadgate/client';
 
 const base = process.env.LEADGATE_URL ?? 'http://127.0.0.1:8080';
 const apiKey = process.env.LEADGATE_API_KEY ?? '';
 const secret = process.env.LEADGATE_SIGNING_SECRET ?? '';
-const customerId = process.env.CUSTOMER_ID ?? 'cust-1';
+const customerId = process.env.CUSTOMER_ID ?? 'shop-42';
 if (apiKey === '' || secret === '') {
   console.error(
     "set LEADGATE_API_KEY and LEADGATE_SIGNING_SECRET (the key's signing secret, from your secret store)",
@@ -22,7 +22,10 @@ const lookup = await fetch(
     headers: { ...keyHeaders, 'x-timestamp': String(ts), 'x-leaddigest': leadDigest(secret, customerId, ts) },
   },
 );
-if (lookup.status !== 200) throw new Error(`lookup refused: ${lookup.status} ${(await lookup.json()).code}`);
+if (lookup.status !== 200) {
+  console.error(`lookup refused: ${lookup.status} ${(await lookup.json()).code}`);
+  process.exit(1);
+}
 const { lead_token: leadToken, expires_in: expiresIn, lead } = await lookup.json();
 console.log(`path B: lookup ${lookup.status}, lead ${lead._id}, token for ${expiresIn} s`);
 

@@ -6,7 +6,7 @@ declare(strict_types=1);
 $base = getenv('LEADGATE_URL') ?: 'http://127.0.0.1:8080';
 $apiKey = getenv('LEADGATE_API_KEY') ?: '';
 $secret = getenv('LEADGATE_SIGNING_SECRET') ?: '';
-$customerId = getenv('CUSTOMER_ID') ?: 'cust-1';
+$customerId = getenv('CUSTOMER_ID') ?: 'shop-42';
 if ($apiKey === '' || $secret === '') {
     fwrite(STDERR, "set LEADGATE_API_KEY and LEADGATE_SIGNING_SECRET (the key's signing secret, from your secret store)\n");
     exit(2);

@@ -2,12 +2,10 @@
 # pip install PyJWT   (Path A only; Path B needs the standard library alone)
 import hashlib, hmac, json, os, sys, time, urllib.error, urllib.parse, urllib.request
 
-import jwt  # PyJWT
-
 base = os.environ.get("LEADGATE_URL", "http://127.0.0.1:8080")
 api_key = os.environ.get("LEADGATE_API_KEY", "")
 secret = os.environ.get("LEADGATE_SIGNING_SECRET", "")
-customer_id = os.environ.get("CUSTOMER_ID", "cust-1")
+customer_id = os.environ.get("CUSTOMER_ID", "shop-42")
 if not api_key or not secret:
     sys.exit("set LEADGATE_API_KEY and LEADGATE_SIGNING_SECRET (the key's signing secret, from your secret store)")
 key_headers = {"x-apikey": api_key, "x-source": "web"}
@@ -43,6 +41,11 @@ status, _ = get("/api/v2/merchant/orders", {"x-leadtoken": answer["lead_token"]}
 print(f"path B: GET /api/v2/merchant/orders with the token: {status}")
 
 # Path A: your server knows the lead's id: sign the token yourself (HS256, lead_id, iat, exp).
+try:
+    import jwt  # PyJWT: Path A only
+except ImportError:
+    print("path A: skipped (pip install PyJWT)")
+    sys.exit(0)
 now = int(time.time())
 token = jwt.encode({"lead_id": lead["_id"], "iat": now, "exp": now + 3600}, secret, algorithm="HS256")
 status, _ = get("/api/v2/merchant/orders", {"x-leadtoken": token})

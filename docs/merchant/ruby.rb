@@ -1,7 +1,6 @@
 # leadgate merchant snippet, Ruby: Path B (digest -> lookup -> lead_token -> a call), then Path A.
 # gem install jwt   (ruby-jwt, Path A only; Path B needs the standard library alone)
 require 'json'
-require 'jwt'
 require 'net/http'
 require 'openssl'
 require 'uri'
@@ -9,7 +8,7 @@ require 'uri'
 base = ENV.fetch('LEADGATE_URL', 'http://127.0.0.1:8080')
 api_key = ENV.fetch('LEADGATE_API_KEY', '')
 secret = ENV.fetch('LEADGATE_SIGNING_SECRET', '')
-customer_id = ENV.fetch('CUSTOMER_ID', 'cust-1')
+customer_id = ENV.fetch('CUSTOMER_ID', 'shop-42')
 if api_key.empty? || secret.empty?
   abort "set LEADGATE_API_KEY and LEADGATE_SIGNING_SECRET (the key's signing secret, from your secret store)"
 end
@@ -35,6 +34,12 @@ status, = get.call('/api/v2/merchant/orders', { 'x-leadtoken' => answer['lead_to
 puts "path B: GET /api/v2/merchant/orders with the token: #{status}"
 
 # Path A: your server knows the lead's id: sign the token yourself (HS256, lead_id, iat, exp).
+begin
+  require 'jwt' # ruby-jwt: Path A only
+rescue LoadError
+  puts 'path A: skipped (gem install jwt)'
+  exit 0
+end
 now = Time.now.to_i
 token = JWT.encode({ lead_id: lead['_id'], iat: now, exp: now + 3600 }, secret, 'HS256')
 status, = get.call('/api/v2/merchant/orders', { 'x-leadtoken' => token })

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { createClientIpResolver } from '../auth/client-ip.js';
-import type { GatewayError } from '../auth/errors.js';
 import type { Principal } from '../auth/pipeline.js';
 import type { Config } from '../config/types.js';
+import type { GatewayError } from '../contract/errors.js';
 import { addressKey } from '../net/ip.js';
 import { createRateLimiter } from '../ratelimit/limiter.js';
 import type { MemoryStore } from '../store/memory.js';

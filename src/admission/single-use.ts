@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GatewayError } from '../auth/errors.js';
+import { GatewayError } from '../contract/errors.js';
 import type { MemoryStore } from '../store/memory.js';
 import { type Claim, type StateStore, StoreUnavailableError } from '../store/types.js';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KeyTable } from '../config/key-table.js';
 import type { ApiKey } from '../config/types.js';
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../contract/errors.js';
 
 /**
  * CONTRACT §3.2: `x-apikey` present and known. Keys are held only as sha256 hashes; the presented

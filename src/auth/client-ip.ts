@@ -1,6 +1,6 @@
 import type { ApiKey } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
 import { type Address, type IpMatcher, parseAddress } from '../net/ip.js';
-import { GatewayError } from './errors.js';
 
 /**
  * CONTRACT §3.3, the client address: the peer, unless the peer is a trusted proxy; then the

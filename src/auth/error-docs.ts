@@ -1,9 +1,9 @@
-import { CATALOGUE, type ErrorCode, GatewayError } from './errors.js';
+import { CATALOGUE, type ErrorCode, GatewayError } from '../contract/errors.js';
 
 /** When each code is answered, and a detail it carries: docs/errors.md is generated from this. */
 export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; readonly detail: string }>> = {
   bad_request: {
-    when: 'not valid HTTP/1.1 as an intermediary must read it (framing, Host, version, CONNECT)',
+    when: 'not valid HTTP/1.1 as an intermediary must read it (framing, Host, version, CONNECT); on the forward-auth listener also a client copy of an identity header, or a call naming two requests',
     detail: 'the request has both Content-Length and Transfer-Encoding',
   },
   bad_path: {
@@ -59,7 +59,7 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'this API key may not be used from this address',
   },
   method_not_allowed: {
-    when: 'a READ key with a method other than GET or HEAD',
+    when: 'a READ key with a method other than GET or HEAD, or a method override header naming one',
     detail: 'a READ key may only GET or HEAD',
   },
   cors_origin_not_allowed: {
@@ -135,7 +135,7 @@ Every answer leadgate gives instead of the upstream's is \`application/problem+j
 with \`type\`, \`title\`, \`status\`, \`code\`, \`detail\` and \`request_id\` (also sent as
 \`x-request-id\`, and in the log line). The detail is a fixed sentence: it never echoes a header,
 a key, a token or a digest. Clients should branch on \`code\`; a code, once shipped, keeps its
-meaning. Generated from [src/auth/errors.ts](../src/auth/errors.ts) by \`npm run schema\`; a test
+meaning. Generated from [src/contract/errors.ts](../src/contract/errors.ts) by \`npm run schema\`; a test
 keeps it in step.
 
 | status | code | when |

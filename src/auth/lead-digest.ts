@@ -1,6 +1,6 @@
 import { createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
 import { type ApiKey, isLive } from '../config/types.js';
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../contract/errors.js';
 
 export interface DigestInput {
   readonly digest: string;

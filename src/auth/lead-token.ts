@@ -2,8 +2,8 @@ import type { KeyObject } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { LRUCache } from 'lru-cache';
 import { type ApiKey, isLive, type SigningSecret } from '../config/types.js';
-import { GatewayError } from './errors.js';
-import { isValidLeadId, LEAD_ID_RULE } from './lead-id.js';
+import { GatewayError } from '../contract/errors.js';
+import { isValidLeadId, LEAD_ID_RULE } from '../contract/lead-id.js';
 
 export interface VerifiedToken {
   readonly leadId: string;

@@ -1,4 +1,4 @@
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../contract/errors.js';
 
 export const API_PREFIX = '/api/v2/merchant/';
 const LOOKUP_SEGMENT = 'leads';

@@ -1,9 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiKey, Config } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
 import { checkAccess } from './access.js';
 import { createApiKeyCheck } from './api-key.js';
 import { checkOriginIp, createClientIpResolver } from './client-ip.js';
-import { GatewayError } from './errors.js';
+import { overrideMethods } from './header-names.js';
 import { createLeadDigestVerifier } from './lead-digest.js';
 import { createLeadTokenVerifier } from './lead-token.js';
 import { routePath } from './path.js';
@@ -94,7 +95,8 @@ export function createPipeline(config: Config) {
     if (sourceError) return refuse(sourceError, key);
 
     // 5. access type × method
-    const accessError = checkAccess(key, facts.method);
+    const overrides = key.access === 'READ' ? overrideMethods(facts.headers) : [];
+    const accessError = checkAccess(key, facts.method, overrides);
     if (accessError) return refuse(accessError, key);
 
     // 6. lead credential: a present credential is always verified

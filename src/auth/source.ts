@@ -1,4 +1,4 @@
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../contract/errors.js';
 
 /** CONTRACT §3.4 and spec §5.1: `x-source` is `web` or `mobile`. */
 export function checkSource(header: string | string[] | undefined): GatewayError | null {

@@ -1,12 +1,18 @@
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 export class UsageError extends Error {}
 
-/** parseArgs with string options (and `flags`); unknown options and stray words are usage errors. */
+/**
+ * parseArgs with string options (and `flags`); unknown options and stray words are usage errors.
+ * `command` names a command that reads a config (`serve`, `check`): a stray word there is most
+ * likely the config's path, and the error says the exact command to type instead.
+ */
 export function parseOptions<K extends string>(
   args: string[],
   names: readonly K[],
   flags: readonly string[] = [],
+  command?: string,
 ): Partial<Record<K, string>> & Record<string, string | boolean | undefined> {
   try {
     const { values } = parseArgs({
@@ -20,7 +26,7 @@ export function parseOptions<K extends string>(
     });
     return values as Partial<Record<K, string>> & Record<string, string | boolean | undefined>;
   } catch (err) {
-    throw new UsageError(describeArgError(err, args, [...names, ...flags]));
+    throw new UsageError(describeArgError(err, args, [...names, ...flags], command));
   }
 }
 
@@ -28,8 +34,16 @@ export function parseOptions<K extends string>(
  * parseArgs' messages quote the offending argument, which may be a credential typed in the
  * wrong place (`leadgate hash-key sk_live_...`): say what is wrong without repeating it.
  */
-function describeArgError(err: unknown, args: readonly string[], known: readonly string[]): string {
+function describeArgError(
+  err: unknown,
+  args: readonly string[],
+  known: readonly string[],
+  command: string | undefined,
+): string {
   const code = (err as { code?: string }).code;
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' && command !== undefined) {
+    return configAsOption(command, args);
+  }
   if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') {
     return 'this command takes options only (credentials come from stdin or the environment, never the command line)';
   }
@@ -40,6 +54,17 @@ function describeArgError(err: unknown, args: readonly string[], known: readonly
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return 'an option is missing its value';
   return 'invalid arguments';
+}
+
+/**
+ * `leadgate serve config/gateway.yaml`: the config is an option. The word is repeated only when it
+ * names an existing file (a path, so not a credential pasted by mistake).
+ */
+function configAsOption(command: string, args: readonly string[]): string {
+  const words = args.filter((a) => !a.startsWith('-'));
+  const file = words.length === 1 && words[0] !== undefined && existsSync(words[0]) ? words[0] : null;
+  const path = file !== null && /^[\w./-]+$/.test(file) ? file : 'PATH';
+  return `the config is given with --config: leadgate ${command} --config ${path}`;
 }
 
 export function configPathFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {

@@ -1,31 +1,44 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, type ConfigProblem, formatProblem, loadConfig } from '../config/load.js';
+import { relative } from 'node:path';
+import { overridesInEffect } from '../config/env-overrides.js';
+import {
+  buildConfig,
+  buildKeys,
+  ConfigError,
+  type ConfigProblem,
+  formatProblem,
+  type ResolvedConfig,
+  validateConfig,
+} from '../config/load.js';
 import { locate } from '../config/problems.js';
+import type { Config } from '../config/types.js';
 import { configPathFrom, guarded, parseOptions } from './args.js';
 
 /**
  * `leadgate check [--strict]`: exit 0 with a summary, or exit 1 listing every problem with file
- * and line. Warnings (placeholder or short secrets) are listed and pass, unless `--strict`.
+ * and line. Warnings (placeholder or short secrets) are listed and pass, unless `--strict`. The
+ * summary says where the leads come from and the addresses `serve` would use, with the
+ * `LEADGATE_*` overrides of the environment applied, as `serve` applies them.
  */
 export function runCheck(args: string[]): Promise<number> {
   return guarded(() => {
-    const options = parseOptions(args, ['config'], ['strict']);
+    const options = parseOptions(args, ['config'], ['strict'], 'check');
     const path = configPathFrom(options.config);
     const strict = options.strict === true;
     try {
-      const config = loadConfig(path);
+      const resolved = validateConfig(path);
+      const config = buildConfig(resolved, buildKeys(resolved.keys));
       const warnings = locate(config.warnings, readOrNull);
       for (const w of warnings) process.stderr.write(`${strict ? '' : 'warning: '}${formatProblem(w)}\n`);
       if (strict && config.warnings.length > 0) {
         process.stderr.write(`${config.warnings.length} problem(s) found (--strict: warnings count)\n`);
         return 1;
       }
-      const leads =
-        config.leads.kind === 'file'
-          ? `${config.leads.records.length} leads from file`
-          : 'leads from upstream';
       const warned = config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : '';
-      process.stdout.write(`${config.file}: ok (${config.keys.size} keys, ${leads}${warned})\n`);
+      process.stdout.write(
+        `${config.file}: ok (${config.keys.size} keys, ${leadsSummary(resolved)}${warned})\n`,
+      );
+      process.stdout.write(`${listeners(config)}\n`);
       return 0;
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
@@ -34,6 +47,30 @@ export function runCheck(args: string[]): Promise<number> {
       return 1;
     }
   });
+}
+
+/** Where the lookup's leads come from, saying so when it is the default (no `leads:` section). */
+function leadsSummary(resolved: ResolvedConfig): string {
+  const leads = resolved.leads;
+  if (leads.kind === 'upstream') return 'leads from upstream';
+  if (resolved.raw.leads.file !== undefined) return `${leads.records.length} leads from file`;
+  if (leads.file === null) return 'no leads: no leads section, and no leads.yaml beside the config';
+  const shown = relative(process.cwd(), leads.file) || leads.file;
+  return `${leads.records.length} leads from file ${shown}: no leads section, so leads.yaml beside the config (the default)`;
+}
+
+/** `listen 127.0.0.1:8080, admin …, upstream …`, and the environment overrides that set them. */
+function listeners(config: Config): string {
+  const parts = [
+    `listen ${config.listen.host}:${config.listen.port}`,
+    `admin ${config.admin.host}:${config.admin.port}`,
+    ...(config.forwardAuth === null
+      ? []
+      : [`forward_auth ${config.forwardAuth.listen.host}:${config.forwardAuth.listen.port}`]),
+    `upstream ${config.upstream.url.origin}`,
+  ];
+  const overrides = overridesInEffect(process.env);
+  return `${parts.join(', ')}${overrides.length > 0 ? ` (from the environment: ${overrides.join(', ')})` : ''}`;
 }
 
 function readOrNull(file: string): string | null {

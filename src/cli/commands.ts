@@ -25,6 +25,10 @@ Runs the gateway: the API listener, the admin listener (/healthz, /readyz, /metr
 config reloads on SIGHUP and on file changes, a graceful drain on SIGTERM.
 
 ${CONFIG}
+
+Environment: LEADGATE_LISTEN_PORT, LEADGATE_ADMIN_PORT, LEADGATE_FORWARD_AUTH_PORT and
+LEADGATE_UPSTREAM_URL override the config's values (docs/config.md); LEADGATE_WATCH=0 turns
+the file watch off.
 `,
   },
   check: {
@@ -34,7 +38,9 @@ ${CONFIG}
 
 Validates a config as the gateway would load it. Exit 0 with a summary; exit 1 listing every
 problem with file and line. Warnings (placeholder or short secrets, keys about to expire) pass
-unless --strict.
+unless --strict. The summary names the keys, where the leads come from (a leads.yaml beside
+the config is used when the config has no leads section), and the addresses serve would use,
+with the same LEADGATE_* environment overrides as serve.
 
 ${CONFIG}
   --strict        warnings count as problems

@@ -25,12 +25,16 @@ interface Running {
  */
 export function runServe(args: string[]): Promise<number> {
   return guarded(async () => {
-    const { config: option } = parseOptions(args, ['config']);
+    const { config: option } = parseOptions(args, ['config'], [], 'serve');
     const path = configPathFrom(option);
     if (cluster.isWorker) return runWorker(path);
     const logger = createLogger();
     const running = await start(path, logger);
-    if (running === null) return 1;
+    if (running === null) {
+      // Everything it opened is closed again; should a handle still hold the loop, exit anyway.
+      setTimeout(() => process.exit(1), EXIT_WAIT_MS).unref();
+      return 1;
+    }
     liveBySignals(running, logger);
     announce(running, logger);
     return 0;
@@ -109,3 +113,6 @@ function announce(running: Running, logger: Logger): void {
     'leadgate ready',
   );
 }
+
+/** After a failed start, the longest the process waits for its handles to close. */
+const EXIT_WAIT_MS = 2_000;

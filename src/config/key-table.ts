@@ -1,8 +1,7 @@
 import { createSecretKey, hash as cryptoHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { checkedRange, createIpMatcher, type IpMatcher } from '../net/ip.js';
-import type { ResolvedKey, RotatedSecret } from './load.js';
-import type { AccessType, ApiKey, Purpose, SigningSecret } from './types.js';
+import type { AccessType, ApiKey, Purpose, ResolvedKey, RotatedSecret, SigningSecret } from './keys.js';
 
 const KINDS: ReadonlyArray<readonly [AccessType, Purpose | null]> = [
   ['READ', 'SERVER'],

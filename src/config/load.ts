@@ -1,39 +1,26 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { leadsFileSchema } from '../leads/schema.js';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
-import { bucketOf } from '../ratelimit/gcra.js';
-import { type RedisSettings, resolveRedisSettings } from '../store/settings.js';
+import { rateLimitsOf } from '../ratelimit/schema.js';
+import { storeSettingsOf } from '../store/schema.js';
+import { tracingConfigOf } from '../tracing/schema.js';
+import { exampleEnvBeside } from './env-example.js';
+import { applyEnvOverrides } from './env-overrides.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
+import type { ResolvedKey, RotatedSecret } from './keys.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
-import { configSchema, leadsFileSchema, type RawConfig, type RawKey } from './schema.js';
-import type { Config, Lead, LeadsConfig } from './types.js';
+import { configSchema, type RawConfig, type RawKey } from './schema.js';
+import type { Config, Lead, LeadsConfig, StoreSettings } from './types.js';
 import { readYaml } from './yaml.js';
 
+export type { ResolvedKey, RotatedSecret } from './keys.js';
 export { ConfigError, type ConfigProblem, formatProblem } from './problems.js';
 
 export interface LoadOptions {
   readonly env?: NodeJS.ProcessEnv;
-}
-
-/** A key, validated, with what its build needs: plain data, so it crosses to another thread. */
-export interface RotatedSecret {
-  readonly kid: string;
-  readonly secret: string;
-  readonly verifyUntilS: number | null;
-}
-
-export interface ResolvedKey {
-  readonly raw: RawKey;
-  /** Lowercase hex of sha256(key). */
-  readonly sha256: string;
-  /** The secret that mints. */
-  readonly secret: string;
-  /** With `signing_secrets`: every entry, the minting one first; null with `signing_secret`. */
-  readonly rotation: readonly RotatedSecret[] | null;
-  /** `expires_at` as unix seconds, or null. */
-  readonly expiresAtS: number | null;
 }
 
 /**
@@ -47,8 +34,8 @@ export interface ResolvedConfig {
   readonly raw: Omit<RawConfig, 'keys'>;
   readonly keys: readonly ResolvedKey[];
   readonly leads: LeadsConfig;
-  /** `state.redis` with its password file read. */
-  readonly redis: RedisSettings | null;
+  /** `state:` with its password file read. */
+  readonly state: StoreSettings;
   readonly warnings: readonly ConfigProblem[];
 }
 
@@ -75,9 +62,11 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   const problems = new ProblemList(file, text);
   const warnings = new ProblemList(file, text);
   // An unset variable is reported once, by name; the checks below still run on the rest.
-  const value = substituteEnv(read.value, env, (path, name) =>
-    problems.add(path, `environment variable ${name} is not set`),
+  const examples = exampleEnvBeside(file);
+  const substituted = substituteEnv(read.value, env, (path, name) =>
+    problems.add(path, `environment variable ${name} is not set${examples(name)}`),
   );
+  const value = applyEnvOverrides(substituted, env, (path, message) => problems.add(path, message));
   const parsed = configSchema.safeParse(value);
   if (!parsed.success) {
     for (const problem of describeIssues(parsed.error.issues, value, configSchema)) {
@@ -105,10 +94,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   };
   const keys = resolveKeys(rawKeys, { problems, warnings, readNamed, nowS: Math.floor(Date.now() / 1000) });
   const leads = resolveLeads(parsed.data, base, readNamed, watched, extra);
-  const redis =
-    raw.state.redis === undefined
-      ? null
-      : resolveRedisSettings(raw.state.redis, (field, name) => readNamed(['state', 'redis', field], name));
+  const state = storeSettingsOf(raw.state, (field, name) => readNamed(['state', 'redis', field], name));
   if (problems.size > 0 || extra.length > 0) throw new ConfigError([...problems.resolve(), ...extra]);
   return {
     file,
@@ -117,7 +103,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
     raw,
     keys,
     leads,
-    redis,
+    state: state ?? { redis: null },
     warnings: warningsOf(warnings),
   };
 }
@@ -160,10 +146,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
     listen: raw.listen,
     admin: raw.admin,
     forwardAuth: raw.forward_auth ?? null,
-    tracing: {
-      otlpEndpoint: raw.tracing.otlp_endpoint ?? null,
-      sampleRatio: raw.tracing.sample_ratio ?? null,
-    },
+    tracing: tracingConfigOf(raw.tracing),
     upstream: {
       url: new URL(raw.upstream.url),
       timeoutMs: raw.upstream.timeout_ms,
@@ -180,19 +163,8 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       onStoreError: raw.digest.on_store_error,
     },
     workers: raw.workers,
-    state: { redis: r.redis },
-    rateLimits: {
-      onStoreError: raw.rate_limits.on_store_error,
-      policies: raw.rate_limits.policies.map((p) => ({
-        name: p.name,
-        by: p.by,
-        limit: p.limit,
-        windowS: p.window_s,
-        burst: p.burst,
-        keys: p.keys === undefined ? null : new Set(p.keys),
-        bucket: bucketOf(p.limit, p.window_s, p.burst),
-      })),
-    },
+    state: r.state,
+    rateLimits: rateLimitsOf(raw.rate_limits),
     leadToken: {
       ttlS: raw.lead_token.ttl_s,
       maxSkewS: raw.lead_token.max_skew_s,

@@ -1,3 +1,8 @@
+import { leadsMeanings } from '../leads/schema.js';
+import { rateLimitsMeanings } from '../ratelimit/schema.js';
+import { storeMeanings } from '../store/schema.js';
+import { tracingMeanings } from '../tracing/schema.js';
+import { ENV_OVERRIDES } from './env-overrides.js';
 import { configJsonSchema } from './json-schema.js';
 
 interface SchemaNode {
@@ -24,36 +29,13 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'forward_auth.listen.host':
     'address of the forward-auth listener (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz); off when absent',
   'forward_auth.listen.port': 'its port',
-  'tracing.otlp_endpoint':
-    'OTLP/HTTP traces URL (`http://collector:4318/v1/traces`); tracing is off unless this or `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set; the config wins',
-  'tracing.sample_ratio':
-    "share of new traces kept (default 0.01, else `OTEL_TRACES_SAMPLER_ARG`); a client's sampled `traceparent` is always followed",
+  ...tracingMeanings,
   workers:
     'processes serving the API (node:cluster): 1 (default), a number, or `auto` (the cgroup CPU quota, else the cores); a restart applies it',
-  'state.redis.url':
-    'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory. Either `url` or `sentinel`',
-  'state.redis.sentinel.master':
-    'Redis with Sentinel: the master set name (`sentinel monitor <name> …`); every call goes to the master the sentinels name now, a failover is followed without a restart',
-  'state.redis.sentinel.nodes':
-    'sentinels as `host:port` (one is enough to start; the others are learnt from it)',
-  'state.redis.password': "the master's and replicas' password (`${REDIS_PASSWORD}`); or in the URL",
-  'state.redis.password_file': 'or read the password from this file (a mounted Secret)',
-  'state.redis.timeout_ms':
-    'bounds every store call, reconnects included; 3 failures in a row pause the store for 5 s',
-  'state.redis.key_prefix': 'prefix of every Redis key leadgate writes',
+  ...storeMeanings,
   'digest.on_store_error':
     '`deny` (503 `store_unavailable`, Retry-After 1) or `allow` (accepted, logged and counted) when the store cannot answer',
-  'rate_limits.on_store_error':
-    '`local` (a per-process bucket until the store answers again), `allow` or `deny` (503 `store_unavailable`)',
-  'rate_limits.policies[]':
-    'GCRA policies, checked after every §3 check passed, before the lookup and forwarding',
-  'rate_limits.policies[].name': 'named in `RateLimit-Policy`, `RateLimit` and the 429',
-  'rate_limits.policies[].by':
-    '`key` (the key name), `client_ip` (as for `origin_ips`), or `lead` (the proven lead or customer; requests without a lead credential are not counted)',
-  'rate_limits.policies[].limit': 'requests per window at the steady rate',
-  'rate_limits.policies[].window_s': 'the window: one request every `window_s / limit` seconds',
-  'rate_limits.policies[].burst': 'extra requests admitted at once from idle, above `limit`',
-  'rate_limits.policies[].keys': 'the key names it applies to; every key when absent',
+  ...rateLimitsMeanings,
   'upstream.url': 'the backend every valid request is forwarded to',
   'upstream.timeout_ms': 'longest wait for the upstream response headers: then 504 `upstream_timeout`',
   'upstream.connect_timeout_ms': 'connect timeout and idle socket timeout toward the upstream',
@@ -70,12 +52,7 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'lead_token.max_skew_s':
     "slack for the signer's clock on `iat`/`nbf` and the lifetime limit (never on `exp`)",
   'lead_token.cache_size': 'verified tokens kept until `exp`; 0 turns the cache off',
-  'leads.file': 'YAML file of lead records (`_id`, `customer_id`, …) the lookup answers from',
-  'leads.upstream.path':
-    'ask the backend instead: e.g. `/internal/leads?customer_id={customer_id}` (see lead-resolver.md)',
-  'leads.upstream.by_id_path': 'e.g. `/internal/leads/{id}`, for lookups by token or `:id`',
-  'leads.upstream.cache_ttl_s': "how long the backend's answers (found and not found) are kept",
-  'leads.upstream.cache_size': 'answers kept (LRU)',
+  ...leadsMeanings,
   'cors.origins': 'browser origins any key may be used from (exact `scheme://host[:port]`, never `*`)',
   'cors.max_age_s': '`Access-Control-Max-Age` of preflight answers',
   'shutdown.delay_s': 'after SIGTERM, keep serving this long while /readyz is 503 (endpoints catch up)',
@@ -181,5 +158,19 @@ required have the default shown, or are off when none is shown. Unknown fields a
 | field | type | required | default | meaning |
 |---|---|---|---|---|
 ${lines.join('\n')}
+
+## From the environment
+
+A deployment changes its ports and its upstream without copying the config, as with
+oauth2-proxy's \`OAUTH2_PROXY_*\` or Kong's \`KONG_*\` variables: a set variable wins over the
+file, in \`leadgate serve\`, \`leadgate check\` (which names the ones in effect) and \`npm start\`
+alike. A value that is not a port is a config error naming the variable.
+
+| variable | sets |
+|---|---|
+${ENV_OVERRIDES.map((o) => `| \`${o.variable}\` | \`${o.path.join('.')}\` |`).join('\n')}
+
+\`\${VAR}\` substitutes text, so a numeric field written \`port: "\${PORT}"\` is refused as a
+string: take ports from the environment with these variables.
 `;
 }

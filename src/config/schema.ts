@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { isValidLeadId, LEAD_ID_RULE } from '../auth/lead-id.js';
+import { leadsSchema } from '../leads/schema.js';
 import { parseRange } from '../net/ip.js';
-import { redisSettingsSchema } from '../store/settings.js';
+import { policiesFit, rateLimitsSchema } from '../ratelimit/schema.js';
+import { storeSchema } from '../store/schema.js';
+import { tracingSchema } from '../tracing/schema.js';
 
 /**
  * The YAML shape of CONTRACT §2, as one zod schema: the source of the raw config type, of
@@ -144,57 +146,11 @@ function uniqueKeys(keys: ReadonlyArray<z.infer<typeof keySchema>>, ctx: z.Refin
   });
 }
 
-/** One rate-limit policy (CONTRACT §8): GCRA per `by`, for the keys it names or all keys. */
-const policySchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 letters, digits, "_", "." or "-"'),
-  by: z.enum(['key', 'client_ip', 'lead']),
-  limit: positive,
-  window_s: positive,
-  burst: nonNegative.default(0),
-  keys: z.array(z.string().min(1)).min(1).optional(),
-});
-
-/** Policy names are unique (a 429 names one), and `keys` name keys that exist. */
-function policiesFit(
-  raw: {
-    rate_limits: { policies: ReadonlyArray<z.infer<typeof policySchema>> };
-    keys: ReadonlyArray<{ name: string }>;
-  },
-  ctx: z.RefinementCtx,
-): void {
-  const keyNames = new Set(raw.keys.map((k) => k.name));
-  const seen = new Set<string>();
-  raw.rate_limits.policies.forEach((p, i) => {
-    if (seen.has(p.name)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['rate_limits', 'policies', i, 'name'],
-        message: `duplicate policy name "${p.name}"`,
-      });
-    }
-    seen.add(p.name);
-    p.keys?.forEach((name, j) => {
-      if (!keyNames.has(name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['rate_limits', 'policies', i, 'keys', j],
-          message: `no key is named "${name}"`,
-        });
-      }
-    });
-  });
-}
-
 export const configSchema = z
   .strictObject({
     /** Processes serving the API (node:cluster): 1, a number, or `auto` (the cgroup CPU quota, else the cores). */
     workers: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default(1),
-    /** Where single-use digests and rate-limit buckets live: Redis, or (default) this pod's memory. */
-    state: z
-      .strictObject({
-        redis: redisSettingsSchema.optional(),
-      })
-      .default({}),
+    state: storeSchema,
     listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
     admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
     /** A second listener for auth-only answers: nginx auth_request, Traefik ForwardAuth, Envoy ext_authz. */
@@ -218,12 +174,7 @@ export const configSchema = z
         on_store_error: z.enum(['deny', 'allow']).default('deny'),
       })
       .default({ max_skew_s: 300, single_use: false, on_store_error: 'deny' }),
-    rate_limits: z
-      .strictObject({
-        on_store_error: z.enum(['local', 'allow', 'deny']).default('local'),
-        policies: z.array(policySchema).default([]),
-      })
-      .default({ on_store_error: 'local', policies: [] }),
+    rate_limits: rateLimitsSchema,
     lead_token: z
       .strictObject({
         ttl_s: positive.default(3600),
@@ -231,27 +182,7 @@ export const configSchema = z
         cache_size: nonNegative.default(10_000),
       })
       .default({ ttl_s: 3600, max_skew_s: 60, cache_size: 10_000 }),
-    leads: z
-      .strictObject({
-        file: z.string().min(1).optional(),
-        upstream: z
-          .strictObject({
-            path: z
-              .string()
-              .startsWith('/')
-              .refine((p) => p.includes('{customer_id}'), { message: 'must contain {customer_id}' }),
-            by_id_path: z
-              .string()
-              .startsWith('/')
-              .refine((p) => p.includes('{id}'), { message: 'must contain {id}' })
-              .optional(),
-            cache_ttl_s: nonNegative.default(60),
-            cache_size: positive.default(10_000),
-          })
-          .optional(),
-      })
-      .refine((l) => !(l.file && l.upstream), { message: 'give leads.file or leads.upstream, not both' })
-      .default({}),
+    leads: leadsSchema,
     cors: z
       .strictObject({ origins: z.array(origin).default([]), max_age_s: nonNegative.default(600) })
       .default({ origins: [], max_age_s: 600 }),
@@ -274,13 +205,7 @@ export const configSchema = z
         request_timeout_ms: 60_000,
         keepalive_timeout_ms: 5_000,
       }),
-    /** OpenTelemetry spans over OTLP/HTTP; off unless an endpoint is given here or in OTEL_*. */
-    tracing: z
-      .strictObject({
-        otlp_endpoint: z.url({ protocol: /^https?$/ }).optional(),
-        sample_ratio: z.number().min(0).max(1).optional(),
-      })
-      .default({}),
+    tracing: tracingSchema,
     log: z
       .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
       .default({ requests: 'all' }),
@@ -290,12 +215,3 @@ export const configSchema = z
 
 export type RawConfig = z.infer<typeof configSchema>;
 export type RawKey = z.infer<typeof keySchema>;
-
-export const leadsFileSchema = z.strictObject({
-  leads: z.array(
-    z.looseObject({
-      _id: z.string().refine(isValidLeadId, { message: LEAD_ID_RULE }),
-      customer_id: z.string().min(1),
-    }),
-  ),
-});

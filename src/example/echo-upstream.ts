@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A tiny backend for the example and the tests: answers every request with JSON describing
- * what it received (method, url, the gateway's identity headers, body size).
+ * what it received (method, url, the gateway's identity headers, body size). Rejects when it
+ * cannot listen (the port is taken).
  */
 export function startEchoUpstream(port = 3000, host = '127.0.0.1'): Promise<http.Server & { port: number }> {
   const server = http.createServer((req, res) => {
@@ -27,8 +28,10 @@ export function startEchoUpstream(port = 3000, host = '127.0.0.1'): Promise<http
       res.end(body);
     });
   });
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
     server.listen(port, host, () => {
+      server.off('error', reject);
       resolve(Object.assign(server, { port: (server.address() as AddressInfo).port }));
     });
   });

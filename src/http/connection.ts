@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { GatewayError } from '../auth/errors.js';
+import { GatewayError } from '../contract/errors.js';
 import { problemBody } from './problem.js';
 
 /** What the connection guard needs of a request in progress: a way to end it with an error. */
@@ -12,14 +12,25 @@ export interface Exchange {
 interface ConnectionState {
   /** Answers started on this connection and not yet written. */
   pending: number;
+  /** Pipelined requests waiting for the answers before theirs (see `begin`). */
+  queue: Waiting[];
+  /** An answer said `Connection: close`, or the connection broke: nothing after it is served. */
+  last: boolean;
   /** The latest request that had a body to come when it arrived (Node says `end` only later). */
-  receiving: { readonly req: IncomingMessage; readonly exchange: Exchange } | null;
+  receiving: Waiting | null;
   /** A client error waiting for the earlier answers (RFC 9112 §9.3.2). */
   deferred: GatewayError | null;
   /** A client error was seen: the parser is done with this connection. */
   errored: boolean;
   /** The connection ends with a bounded close rather than a plain one. */
   linger: boolean;
+}
+
+/** A request the guard knows of: started (its exchange set) or waiting in the queue. */
+interface Waiting {
+  readonly req: IncomingMessage;
+  readonly run: () => void;
+  exchange: Exchange | null;
 }
 
 const STATE = Symbol('leadgate.connection');
@@ -48,7 +59,15 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
   const stateOf = (socket: Tracked): ConnectionState => {
     let state = socket[STATE];
     if (state === undefined) {
-      state = { pending: 0, receiving: null, deferred: null, errored: false, linger: false };
+      state = {
+        pending: 0,
+        queue: [],
+        last: false,
+        receiving: null,
+        deferred: null,
+        errored: false,
+        linger: false,
+      };
       socket[STATE] = state;
       const plain = socket.destroySoon.bind(socket);
       // Node ends a connection with destroySoon() after an answer that says `Connection: close`.
@@ -57,9 +76,19 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
     return state;
   };
 
-  const answered = (socket: Tracked, state: ConnectionState) => {
+  /** One answer is written (or its connection broke): the next request, the deferred error, or nothing. */
+  const answered = (socket: Tracked, state: ConnectionState, closes: boolean) => {
     state.pending--;
-    if (state.pending === 0 && state.deferred !== null) {
+    if (closes) {
+      state.last = true;
+      state.queue.length = 0;
+      state.deferred = null;
+    }
+    if (state.pending > 0) return;
+    const next = state.queue.shift();
+    if (next !== undefined) {
+      next.run();
+    } else if (state.deferred !== null) {
       const error = state.deferred;
       state.deferred = null;
       writeRaw(socket, error, options.lingerMs);
@@ -67,20 +96,35 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
   };
 
   return {
-    /** A request arrived; `exchange` ends it early when the connection fails under it. */
-    begin(req: IncomingMessage, res: ServerResponse, exchange: Exchange): void {
+    /**
+     * A request arrived; `start` serves it and returns its exchange. Pipelined requests are served
+     * one after the other: a request starts once every earlier answer is written, and a request
+     * behind an answer that closed the connection is never started: not forwarded, not answered,
+     * not counted (RFC 9112 §9.6). Node has parsed it already; the guard is where it stops.
+     */
+    begin(req: IncomingMessage, res: ServerResponse, start: () => Exchange): void {
       const socket = req.socket as Tracked;
       const state = stateOf(socket);
-      state.pending++;
-      let done = false;
-      const finish = () => {
-        if (done) return;
-        done = true;
-        answered(socket, state);
+      if (state.last || state.errored) return;
+      const waiting: Waiting = {
+        req,
+        exchange: null,
+        run: () => {
+          state.pending++;
+          let done = false;
+          const finish = (finished: boolean) => {
+            if (done) return;
+            done = true;
+            answered(socket, state, !finished || endsConnection(res) || socket.destroyed);
+          };
+          res.once('finish', () => finish(true));
+          res.once('close', () => finish(false));
+          waiting.exchange = start();
+        },
       };
-      res.once('finish', finish);
-      res.once('close', finish);
-      if (!req.complete) state.receiving = { req, exchange };
+      if (!req.complete) state.receiving = waiting;
+      if (state.pending === 0 && state.queue.length === 0) waiting.run();
+      else state.queue.push(waiting);
     },
 
     /** This connection ends after the current answer, with a bounded close. */
@@ -111,9 +155,13 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       const error = gatewayErrorOf(err);
       options.onClientError(error);
       const receiving = state.receiving;
-      if (receiving !== null && !receiving.req.complete) {
+      if (receiving?.exchange != null && !receiving.req.complete) {
         receiving.exchange.fail(error);
-      } else if (state.pending > 0) {
+      } else if (state.pending > 0 || state.queue.length > 0) {
+        // The error is the answer of a request not started yet (or of the next one): it waits.
+        if (receiving !== null && receiving.exchange === null && !receiving.req.complete) {
+          state.queue = state.queue.filter((w) => w !== receiving);
+        }
         state.deferred = error;
       } else {
         writeRaw(socket, error, options.lingerMs);
@@ -123,6 +171,13 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
 }
 
 export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
+
+/** The answer says `Connection: close`, set by the handler or by Node (HTTP/1.0, a client's `close`). */
+function endsConnection(res: ServerResponse): boolean {
+  if (!res.shouldKeepAlive) return true;
+  const value = res.getHeader('connection');
+  return typeof value === 'string' && /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
+}
 
 function gatewayErrorOf(err: NodeJS.ErrnoException): GatewayError {
   switch (err.code) {

@@ -2,20 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type Admitted, NO_HEADERS } from '../admission/index.js';
-import { GatewayError } from '../auth/errors.js';
 import type { Principal } from '../auth/pipeline.js';
 import type { ApiKey } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
+import type { CorsHeaders } from '../cors/cors.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { CallSpan, RequestTrace, RequestTracer } from '../tracing/index.js';
-import { routeTemplate } from '../tracing/route.js';
 import type { ConnectionGuard, Exchange as GuardedExchange } from './connection.js';
-import type { CorsHeaders } from './cors.js';
 import type { ForwardHandle } from './forward.js';
 import { writeProblem } from './problem.js';
 import { announcesBody } from './protocol.js';
+import { routeTemplate } from './route.js';
 
 export type Kind = 'forward' | 'lookup' | 'preflight' | 'auth' | 'refused';
 
@@ -45,6 +45,8 @@ export class Exchange implements GuardedExchange {
   readonly trace: RequestTrace | null;
   /** The span of the call to the upstream, once forwarding starts. */
   upstreamCall: CallSpan | null = null;
+  /** A refusal is answered 403 with the real one in headers (nginx's auth_request; problem.ts). */
+  refusalCarried = false;
   /** Kept: Node detaches the socket from the request and response once answered. */
   readonly socket: Socket;
 
@@ -77,7 +79,7 @@ export class Exchange implements GuardedExchange {
       return;
     }
     this.leaveBody();
-    writeProblem(this.res, error, this.requestId, cors);
+    writeProblem(this.res, error, this.requestId, cors, this.refusalCarried);
   }
 
   /** Answered in place: a body the client is still sending is not read, the connection ends. */

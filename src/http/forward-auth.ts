@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { GatewayError } from '../auth/errors.js';
 import type { Principal } from '../auth/pipeline.js';
+import { GatewayError } from '../contract/errors.js';
+import { closesConnection } from './drain.js';
 import { Exchange } from './exchange.js';
 import { identityHeaders } from './headers.js';
+import { forwardAuthRefusal, headersToRemove } from './reserved-headers.js';
 import type { HandlerDeps } from './server.js';
 
 export interface OriginalRequest {
@@ -21,11 +23,16 @@ function pair(method: unknown, uri: unknown, ownMethod: string): OriginalRequest
   return { method: typeof method === 'string' && method !== '' ? method.toUpperCase() : ownMethod, url: uri };
 }
 
+/** The call names the original request itself (Envoy ext_authz sends its method and path). */
+const namesItself = (own: OriginalRequest) =>
+  own.method !== 'GET' || own.url.toLowerCase().startsWith('/api/v2/merchant/');
+
 /**
- * Which request a forward-auth call asks about (CONTRACT §8): `X-Original-Method`/`-URI` (nginx,
- * ingress-nginx), `X-Forwarded-Method`/`-Uri` (Traefik, Caddy), or the call itself (Envoy
- * ext_authz). A proxy sets only its own pair and passes the other through from the client, so
- * two pairs that disagree are a client's attempt to be judged on another request: 400, never 200.
+ * Which request a forward-auth call asks about (CONTRACT §8, §10): `X-Original-Method`/`-URI`
+ * (nginx, ingress-nginx), `X-Forwarded-Method`/`-Uri` (Traefik, Caddy), or the call itself (Envoy
+ * ext_authz: a method other than GET, or a path under the prefix). A proxy sets only its own pair
+ * and passes the rest through from the client, so a pair that disagrees with another pair, or
+ * with a call that names the request itself, is an attempt to be judged on another request: 400.
  */
 export function originalRequest(
   headers: IncomingHttpHeaders,
@@ -35,34 +42,41 @@ export function originalRequest(
   if (nginx instanceof GatewayError) return nginx;
   const traefik = pair(headers['x-forwarded-method'], headers['x-forwarded-uri'], own.method);
   if (traefik instanceof GatewayError) return traefik;
-  if (nginx !== null && traefik !== null && (nginx.method !== traefik.method || nginx.url !== traefik.url)) {
-    return bad('the X-Original-* and X-Forwarded-* headers name different requests');
+  const named = namesItself(own) ? own : (nginx ?? traefik ?? own);
+  for (const p of [nginx, traefik]) {
+    if (p !== null && (p.method !== named.method || p.url !== named.url)) {
+      return bad('the call and its X-Original-* / X-Forwarded-* headers name different requests');
+    }
   }
-  return nginx ?? traefik ?? own;
+  return named;
 }
 
 /**
  * The forward-auth listener: every request is a question about another one. The §3 checks run on
  * the original method and URI (the URI through every path rule) with the call's own headers and
  * peer; the answer is 200 with the identity headers for the proxy to copy upstream, empty body,
- * or the refusal, as the API listener would give it. The lookup is never answered here.
+ * or the refusal, as the API listener would give it (or, when the call says
+ * `X-Leadgate-Refusal: headers`, as nginx can carry it: problem.ts). The lookup is never answered here.
  */
 export function createForwardAuthHandler(deps: HandlerDeps) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    const ex = new Exchange(deps, req, res, deps.current());
-    deps.guard.begin(req, res, ex);
-    ex.kind = 'auth';
-    try {
-      decide(ex);
-    } catch (err) {
-      ex.unexpected(err);
-    }
+    deps.guard.begin(req, res, () => {
+      const ex = new Exchange(deps, req, res, deps.current());
+      ex.kind = 'auth';
+      ex.refusalCarried = req.headers['x-leadgate-refusal'] === 'headers';
+      try {
+        decide(ex);
+      } catch (err) {
+        ex.unexpected(err);
+      }
+      return ex;
+    });
   };
 
   function decide(ex: Exchange): void {
     const { res } = ex;
-    if (deps.lifecycle.draining) res.setHeader('connection', 'close');
+    if (closesConnection(deps.lifecycle)) res.setHeader('connection', 'close');
     const verdict = judge(ex);
     if (verdict instanceof GatewayError) {
       ex.refuse(verdict);
@@ -75,9 +89,11 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
   /** 200: the identity headers for the proxy to copy upstream, and the rate-limit fields. */
   function allow(ex: Exchange, principal: Principal, headers: Readonly<Record<string, string>>): void {
     ex.leaveBody();
+    const identity = identityHeaders(principal);
     ex.res.writeHead(200, {
       ...headers,
-      ...identityHeaders(principal),
+      ...identity,
+      'x-envoy-auth-headers-to-remove': headersToRemove(identity),
       'x-request-id': ex.requestId,
       'cache-control': 'no-store',
       'content-length': 0,
@@ -90,6 +106,8 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
     const { req, state } = ex;
     const original = originalRequest(req.headers, { method: req.method ?? 'GET', url: req.url ?? '/' });
     if (original instanceof GatewayError) return original;
+    const copy = forwardAuthRefusal(req.headers);
+    if (copy !== null) return bad(copy);
     const result = state.authenticate({
       ...original,
       headers: req.headers,

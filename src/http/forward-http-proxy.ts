@@ -1,7 +1,7 @@
 import type { Agent, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import httpProxy from 'http-proxy';
-import { GatewayError } from '../auth/errors.js';
+import { GatewayError } from '../contract/errors.js';
 import type { Forwarder, ForwardJob } from './forward.js';
 import { downstreamHeaders } from './headers.js';
 

@@ -1,6 +1,8 @@
+import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
-import { GatewayError } from '../auth/errors.js';
+import { GatewayError } from '../contract/errors.js';
 import type { Forwarder, ForwardHandle, ForwardJob } from './forward.js';
 import { downstreamHeaders } from './headers.js';
 
@@ -17,10 +19,24 @@ const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
 const HANDLER = Symbol('leadgate.forward');
 
+/**
+ * The handler whose request undici is writing now. undici calls `onRequestStart` and then, in the
+ * same synchronous step, publishes `undici:client:sendHeaders` with the socket it writes to: that
+ * is how a handler learns its upstream socket (the dispatch API does not hand it over).
+ */
+let writing: ForwardHandler | null = null;
+subscribe('undici:client:sendHeaders', (message) => {
+  const handler = writing;
+  writing = null;
+  if (handler !== null) handler.socket = (message as { socket: Socket }).socket;
+});
+
 /** One forwarded request, as undici's dispatch handler: methods on a prototype, no closures. */
 class ForwardHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
   private done = false;
+  /** The upstream socket this request was written to, once written. */
+  socket: Socket | null = null;
   /** Our own timer for the response headers: undici's ticks in 500 ms steps. */
   private readonly timer: NodeJS.Timeout;
 
@@ -34,6 +50,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.done || this.job.res.destroyed) controller.abort(new Error('client gone'));
+    else writing = this;
   }
 
   onResponseStart(
@@ -63,10 +80,14 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.done = true;
+    this.socket = null; // back in the pool: another request's now
     this.job.res.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    // undici may refuse the request after onRequestStart and before writing it: never bind the
+    // next request's socket to this one.
+    if (writing === this) writing = null;
     clearTimeout(this.timer);
     if (this.done) return;
     const { res } = this.job;
@@ -88,8 +109,20 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     clearTimeout(this.timer);
     if (this.done) return;
     this.done = true;
-    this.controller?.abort(error);
+    this.release(error);
     this.job.onError(error);
+  }
+
+  /**
+   * Stops the upstream request and closes its socket now, before the answer goes out. undici's own
+   * abort closes the socket with an "informational" error that puts the aborted request back in
+   * its queue, so it opens a second connection for nothing and keeps it idle for the keep-alive
+   * time (nodejs/undici#5845). Closing the socket first makes undici fail the request instead.
+   */
+  private release(reason: Error): void {
+    this.socket?.destroy();
+    this.socket = null;
+    this.controller?.abort(reason);
   }
 
   /** The client's response closed: if it did not finish, stop the upstream request too. */
@@ -97,7 +130,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     clearTimeout(this.timer);
     if (this.job.res.writableFinished) return;
     this.done = true;
-    this.controller?.abort(new Error('client gone'));
+    this.release(new Error('client gone'));
   }
 }
 

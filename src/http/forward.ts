@@ -1,5 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { GatewayError } from '../auth/errors.js';
+import type { GatewayError } from '../contract/errors.js';
 
 /**
  * One request to pass on. The headers are final (hygiene was done by the caller) and belong to

@@ -1,51 +1,6 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Principal } from '../auth/pipeline.js';
-
-/**
- * Headers a client may not send on to the upstream: identity headers the gateway sets,
- * credentials the upstream has no use for, forwarding headers the gateway writes, framing and
- * hop-by-hop headers (RFC 9110 §7.6.1), and `expect` (the gateway answers 100-continue itself).
- * A name is compared with `_` read as `-`: CGI, WSGI, Rack and PHP backends fold both into one
- * variable, so `x_lead_id` or `transfer_encoding` would otherwise pass as the real thing.
- */
-export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
-  'x-lead-id',
-  'x-api-key-name',
-  'x-api-key-access',
-  'x-api-key-purpose',
-  'x-forwarded-for',
-  'x-forwarded-proto',
-  'x-forwarded-host',
-  'x-forwarded-port',
-  'x-real-ip',
-  'forwarded',
-  'x-request-id',
-  'x-apikey',
-  'x-leadtoken',
-  'x-leaddigest',
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'upgrade',
-  'expect',
-]);
-
-/** Framing headers: never sent in an `_` spelling (the real ones are set by the engine). */
-const FRAMING = new Set(['content-length', 'transfer-encoding', 'host']);
-
-/** What to do with client headers whose name holds `_`: `drop` all (nginx's default) or `pass`. */
-export type UnderscorePolicy = 'drop' | 'pass';
-
-function dropped(name: string, underscores: UnderscorePolicy): boolean {
-  if (RESERVED_HEADERS.has(name)) return true;
-  if (!name.includes('_')) return false;
-  if (underscores === 'drop') return true;
-  const folded = name.replaceAll('_', '-');
-  return RESERVED_HEADERS.has(folded) || FRAMING.has(folded);
-}
+import { FRAMING, isReserved, type UnderscorePolicy } from './reserved-headers.js';
 
 export interface HopFacts {
   readonly requestId: string;
@@ -69,7 +24,7 @@ export function upstreamHeaders(
       ? new Set(connection.split(',').map((h) => h.trim().toLowerCase()))
       : null;
   for (const name in incoming) {
-    if (dropped(name, hop.underscores) || (named?.has(name) && !FRAMING.has(name))) continue;
+    if (isReserved(name, hop.underscores) || (named?.has(name) && !FRAMING.has(name))) continue;
     out[name] = incoming[name];
   }
   const peer = hop.peer ?? '';

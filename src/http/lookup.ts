@@ -1,8 +1,8 @@
-import { GatewayError } from '../auth/errors.js';
 import { signLeadToken } from '../auth/lead-token.js';
 import type { Principal } from '../auth/pipeline.js';
 import { queryParam } from '../auth/query.js';
 import type { Lead } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
 import type { LeadResolver, LookupContext } from '../leads/resolver.js';
 
 export interface LookupAnswer {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { GatewayError } from '../auth/errors.js';
+import type { GatewayError } from '../contract/errors.js';
 
 /**
  * Writes an RFC 9457 problem for a refusal. The body holds the catalogue's fixed words and the
@@ -10,20 +10,42 @@ export function writeProblem(
   error: GatewayError,
   requestId: string,
   headers: Readonly<Record<string, string>> = {},
+  carried = false,
 ): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const body = problemBody(error, requestId);
-  res.writeHead(error.status, {
+  const head = {
     ...headers,
     'content-type': 'application/problem+json',
-    'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',
     'x-request-id': requestId,
-  });
+  };
+  if (carried) {
+    res.writeHead(403, { ...head, ...carriedRefusal(error.status, body), 'content-length': 0 });
+    res.end();
+    return;
+  }
+  res.writeHead(error.status, { ...head, 'content-length': Buffer.byteLength(body) });
   res.end(res.req?.method === 'HEAD' ? undefined : body);
+}
+
+/**
+ * A refusal for nginx's `auth_request`, which turns every answer but 2xx, 401 and 403 into its
+ * own 500: the call is answered 403 and the real status and body travel in two headers, for the
+ * shipped file's `error_page` location to send as they are (one call, one charge). The body is
+ * the same JSON with every character outside printable ASCII escaped, so it fits a header.
+ */
+export function carriedRefusal(status: number, body: string): Record<string, string> {
+  return {
+    'x-leadgate-status': String(status),
+    'x-leadgate-problem': body.replace(
+      /[^\x20-\x7e]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    ),
+  };
 }
 
 export function problemBody(error: GatewayError, requestId: string): string {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { GatewayError } from '../auth/errors.js';
+import { GatewayError } from '../contract/errors.js';
 
 /** The request facts the HTTP/1.1 framing rules read. */
 export interface WireFacts {

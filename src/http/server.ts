@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { NO_HEADERS } from '../admission/index.js';
-import { GatewayError } from '../auth/errors.js';
 import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
+import { GatewayError } from '../contract/errors.js';
+import type { CorsHeaders } from '../cors/cors.js';
 import { parseAddress } from '../net/ip.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -11,19 +12,12 @@ import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { RequestTracer } from '../tracing/index.js';
 import type { ConnectionGuard } from './connection.js';
-import type { CorsHeaders } from './cors.js';
+import { closesConnection, type Lifecycle } from './drain.js';
 import { Exchange } from './exchange.js';
 import type { Forwarder } from './forward.js';
 import { upstreamHeaders } from './headers.js';
 import { answerLookup } from './lookup.js';
 import { checkWire } from './protocol.js';
-
-export interface Lifecycle {
-  /** SIGTERM seen: answers carry `Connection: close`, /readyz is 503. */
-  draining: boolean;
-  /** The listener is closed: a request that still arrives on an open connection is refused. */
-  stopped: boolean;
-}
 
 export interface HandlerDeps {
   readonly current: () => GatewayState;
@@ -47,19 +41,22 @@ export function createRequestHandler(deps: HandlerDeps) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
 
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    const ex = new Exchange(deps, req, res, deps.current());
-    deps.guard.begin(req, res, ex);
-    try {
-      serve(ex);
-    } catch (err) {
-      ex.unexpected(err);
-    }
+    deps.guard.begin(req, res, () => {
+      const ex = new Exchange(deps, req, res, deps.current());
+      try {
+        serve(ex);
+      } catch (err) {
+        ex.unexpected(err);
+      }
+      return ex;
+    });
   };
 
   function serve(ex: Exchange) {
     const { req, res, state } = ex;
-    // Draining, asked by the client, or an Upgrade (Node stops parsing after one): last answer.
-    if (deps.lifecycle.draining || req.headers.connection === 'close') res.setHeader('connection', 'close');
+    // Closing during the drain (see drain.ts), or an Upgrade (Node stops parsing after one): last
+    // answer. A client's own `Connection: close` Node honours itself.
+    if (closesConnection(deps.lifecycle)) res.setHeader('connection', 'close');
     if (req.headers.upgrade !== undefined) ex.closeAfter();
     if (deps.lifecycle.stopped)
       return ex.refuse(new GatewayError('shutting_down', 'the gateway is shutting down'));

@@ -1,5 +1,5 @@
-import type { Lead } from '../config/types.js';
 import type { LeadResolver } from './resolver.js';
+import type { Lead } from './settings.js';
 
 /** The embedded default: lead records from the leads file, indexed once when the config loads. */
 export function createFileResolver(records: readonly Lead[]): LeadResolver {

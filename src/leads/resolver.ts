@@ -1,5 +1,5 @@
-import type { Lead } from '../config/types.js';
 import type { RequestTrace } from '../tracing/index.js';
+import type { Lead } from './settings.js';
 
 /** Where the lookup finds leads: a file (the embedded default) or the backend. */
 export interface LeadResolver {

@@ -1,10 +1,10 @@
 import http, { type Agent } from 'node:http';
 import https from 'node:https';
 import { LRUCache } from 'lru-cache';
-import { GatewayError } from '../auth/errors.js';
-import { isValidLeadId, LEAD_ID_RULE } from '../auth/lead-id.js';
-import type { Lead } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
+import { isValidLeadId, LEAD_ID_RULE } from '../contract/lead-id.js';
 import type { LeadResolver, LookupContext } from './resolver.js';
+import type { Lead } from './settings.js';
 
 export interface UpstreamResolverOptions {
   readonly base: URL;

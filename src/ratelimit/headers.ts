@@ -1,4 +1,4 @@
-import type { RateLimitPolicy } from '../config/types.js';
+import type { RateLimitPolicy } from './settings.js';
 
 /** One policy's state after a request, for the `RateLimit` field. */
 export interface PolicyState {

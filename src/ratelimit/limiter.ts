@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { GatewayError } from '../auth/errors.js';
-import type { RateLimitPolicy } from '../config/types.js';
+import { GatewayError } from '../contract/errors.js';
+import type { GcraVerdict } from '../gcra/gcra.js';
 import type { MemoryStore } from '../store/memory.js';
 import { type StateStore, StoreUnavailableError } from '../store/types.js';
-import type { GcraVerdict } from './gcra.js';
 import { type PolicyState, policyField, rateLimitField, secondsOf } from './headers.js';
+import type { RateLimitPolicy } from './settings.js';
 
 /** Who a request counts for. */
 export interface Subject {

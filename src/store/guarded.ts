@@ -1,4 +1,4 @@
-import type { Bucket, GcraVerdict } from '../ratelimit/gcra.js';
+import type { Bucket, GcraVerdict } from '../gcra/gcra.js';
 import { type StateStore, StoreUnavailableError } from './types.js';
 
 /** What a guarded store reports: each call, and the store going down and coming back. */

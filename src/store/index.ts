@@ -1,4 +1,3 @@
-import type { Config } from '../config/types.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { EpochEvents } from './epoch.js';
@@ -7,7 +6,7 @@ import { linkToUrl, type RedisLink } from './link.js';
 import { createMemoryStore, type MemoryStore } from './memory.js';
 import { createRedisStore } from './redis.js';
 import { linkToSentinel } from './sentinel.js';
-import type { RedisSettings } from './settings.js';
+import type { RedisSettings, StoreSettings } from './settings.js';
 import type { StateStore } from './types.js';
 
 export type { StateStore } from './types.js';
@@ -24,7 +23,7 @@ export interface OpenedStore {
  * breaker; else `remote` (the primary's memory over IPC, in a worker pool); else memory.
  */
 export function openStateStore(
-  config: Config,
+  config: { readonly state: StoreSettings },
   deps: { metrics: Metrics; logger: Logger; remote?: StateStore },
 ): OpenedStore {
   const { metrics, logger } = deps;

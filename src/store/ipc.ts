@@ -1,6 +1,6 @@
-import type { GcraVerdict } from '../ratelimit/gcra.js';
-import { isOurs, type StoreReply, type StoreRequest } from '../workers/messages.js';
+import type { GcraVerdict } from '../gcra/gcra.js';
 import type { MemoryStore } from './memory.js';
+import { isOurs, type StoreReply, type StoreRequest } from './messages.js';
 import { type StateStore, StoreUnavailableError } from './types.js';
 
 /** The worker's side of a pool channel: `process` in a cluster worker. */

@@ -1,4 +1,4 @@
-import { type Bucket, type GcraVerdict, gcra } from '../ratelimit/gcra.js';
+import { type Bucket, type GcraVerdict, gcra } from '../gcra/gcra.js';
 import { type Claim, type StateStore, stampedBefore } from './types.js';
 
 export interface MemoryStore extends StateStore {

@@ -1,10 +1,10 @@
-import type { GcraVerdict } from '../ratelimit/gcra.js';
+import type { GcraVerdict } from '../gcra/gcra.js';
 import { CLAIM, type EpochEvents, trackEpoch } from './epoch.js';
 import { type RedisLink, script } from './link.js';
 import { type Claim, type StateStore, StoreUnavailableError, stampedBefore } from './types.js';
 
 /**
- * ratelimit/gcra.ts in Lua: one key, one round trip, atomic; Redis' clock, so every replica counts
+ * gcra/gcra.ts in Lua: one key, one round trip, atomic; Redis' clock, so every replica counts
  * on the same time. The TAT is kept (in µs) until the bucket is full again, then the key expires.
  */
 const GCRA = script(`

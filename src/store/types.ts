@@ -1,4 +1,4 @@
-import type { Bucket, GcraVerdict } from '../ratelimit/gcra.js';
+import type { Bucket, GcraVerdict } from '../gcra/gcra.js';
 
 /**
  * Where single-use digests and rate-limit buckets live: in this process, in the primary of a

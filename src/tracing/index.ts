@@ -1,5 +1,5 @@
-import { packageVersion } from '../cli/version.js';
 import type { Logger } from '../observability/log.js';
+import { packageVersion } from '../util/version.js';
 import { type TracingConfig, tracingSettings } from './settings.js';
 import { createTracer, type RequestTracer } from './tracer.js';
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
 import { createAdminHandler } from '../http/admin.js';
+import { listen } from '../net/listen.js';
 import { type Logger, sinkOf } from '../observability/log.js';
 import { answerStoreRequest, STORE_EPOCH_ENV } from '../store/ipc.js';
 import { createMemoryStore } from '../store/memory.js';
@@ -117,7 +118,14 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
       { notReadyBecause: readiness },
     ),
   );
-  await new Promise<void>((resolve) => admin.listen(config.admin.port, config.admin.host, resolve));
+  try {
+    await listen(admin, config.admin.host, config.admin.port);
+  } catch (err) {
+    // No pool half up: the workers serving the API port go too, and serve exits 1.
+    draining = true;
+    for (const worker of members.keys()) worker.process.kill('SIGKILL');
+    throw err;
+  }
 
   const tell = (message: FromPrimary) => {
     for (const worker of members.keys()) if (worker.isConnected()) worker.send(message);

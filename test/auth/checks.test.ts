@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkAccess } from '../../src/auth/access.js';
 import { createApiKeyCheck, hashApiKey } from '../../src/auth/api-key.js';
-import { GatewayError } from '../../src/auth/errors.js';
 import { checkSource } from '../../src/auth/source.js';
 import { KeyTable } from '../../src/config/key-table.js';
+import { GatewayError } from '../../src/contract/errors.js';
 import { testKey } from '../helpers/key.js';
 
 describe('api key', () => {
@@ -73,5 +73,13 @@ describe('access', () => {
   it('lets WRITE keys use any method', () => {
     const write = testKey({ access: 'WRITE', purpose: null });
     for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) expect(checkAccess(write, m)).toBeNull();
+  });
+  it('applies to every method an override names (CONTRACT §10)', () => {
+    const read = testKey({ access: 'READ' });
+    expect(checkAccess(read, 'GET', ['HEAD', 'GET'])).toBeNull();
+    expect(checkAccess(read, 'GET', ['GET', 'DELETE'])?.code).toBe('method_not_allowed');
+    expect(checkAccess(read, 'HEAD', ['PUT'])?.code).toBe('method_not_allowed');
+    const write = testKey({ access: 'WRITE', purpose: null });
+    expect(checkAccess(write, 'GET', ['DELETE'])).toBeNull();
   });
 });

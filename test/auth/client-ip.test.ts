@@ -32,6 +32,20 @@ describe('client address', () => {
     const resolve = createClientIpResolver(matcher('10.0.0.0/8'));
     expect(resolve('10.0.0.2', '203.0.113.7, not-an-ip')).toBeNull();
   });
+  it('is the peer behind a trusted proxy that sent an empty X-Forwarded-For', () => {
+    const resolve = createClientIpResolver(matcher('10.0.0.0/8'));
+    expect(resolve('10.0.0.2', '')?.toString()).toBe('10.0.0.2');
+    expect(resolve('10.0.0.2', ' ')?.toString()).toBe('10.0.0.2');
+  });
+  it('is unknown when the walk meets an empty entry in a longer chain', () => {
+    const resolve = createClientIpResolver(matcher('10.0.0.0/8'));
+    expect(resolve('10.0.0.2', '203.0.113.7, , 10.0.0.1')).toBeNull();
+    expect(resolve('10.0.0.2', '203.0.113.7,')).toBeNull();
+  });
+  it('is unknown without a peer address (the socket already closed)', () => {
+    expect(createClientIpResolver(matcher('10.0.0.0/8'))(undefined, '203.0.113.7')).toBeNull();
+    expect(createClientIpResolver(matcher())(undefined, undefined)).toBeNull();
+  });
   it('reads IPv4-mapped peers and IPv6 peers', () => {
     const resolve = createClientIpResolver(matcher());
     expect(resolve('::ffff:127.0.0.1', undefined)?.toString()).toBe('127.0.0.1');

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { createSecretKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../src/auth/errors.js';
 import { computeLeadDigest, createLeadDigestVerifier } from '../../src/auth/lead-digest.js';
 import { leadDigest } from '../../src/client/index.js';
+import type { GatewayError } from '../../src/contract/errors.js';
 import { testKey } from '../helpers/key.js';
 import { requires } from '../helpers/optional.js';
 import { hasPython } from '../helpers/python.js';
@@ -84,16 +84,42 @@ describe('verifyLeadDigest', () => {
     expect(codeOf(verify(key, { digest: good('c', NOW), timestamp, customerId: 'c' }, NOW))).toBe(code);
   });
 
-  it('says "seconds" when given milliseconds', () => {
-    const r = verify(key, { digest: good('c', NOW), timestamp: String(NOW * 1000), customerId: 'c' }, NOW);
-    expect(r?.code).toBe('invalid_timestamp');
-    expect(r?.detail).toMatch(/seconds/);
+  // Both messages say "seconds": only "milliseconds" tells the hint from the plain refusal.
+  it('hints at milliseconds for a timestamp of 12 or more digits, and only then', () => {
+    const detail = (timestamp: string) =>
+      verify(key, { digest: good('c', NOW), timestamp, customerId: 'c' }, NOW)?.detail ?? 'accepted';
+    for (const ms of [String(NOW * 1000), '100000000000', String(NOW * 1_000_000)]) {
+      expect(detail(ms)).toContain('milliseconds');
+    }
+    for (const other of [`${NOW * 1000}.5`, `x${NOW * 1000}`, `${NOW * 1000}x`, `-${NOW * 1000}`, 'abc']) {
+      expect(detail(other)).not.toContain('milliseconds');
+      expect(detail(other)).toContain('seconds');
+    }
   });
 
   it('needs customer_id', () => {
-    expect(
-      codeOf(verify(key, { digest: good('c', NOW), timestamp: String(NOW), customerId: null }, NOW)),
-    ).toBe('missing_customer_id');
+    for (const customerId of [null, '']) {
+      expect(codeOf(verify(key, { digest: good('c', NOW), timestamp: String(NOW), customerId }, NOW))).toBe(
+        'missing_customer_id',
+      );
+    }
+  });
+
+  it('checks against every live secret of the key, and no other', () => {
+    const OLD = 'old-signing-secret-2026-08-0123456789';
+    const rotating = testKey({
+      kid: '2026-11',
+      verifiers: [
+        { kid: '2026-11', key: createSecretKey(Buffer.from(SECRET)), verifyUntilS: null },
+        { kid: '2026-08', key: createSecretKey(Buffer.from(OLD)), verifyUntilS: NOW + 10 },
+      ],
+    });
+    const old = { digest: leadDigest(OLD, 'c', NOW), timestamp: String(NOW), customerId: 'c' };
+    const current = { digest: good('c', NOW), timestamp: String(NOW), customerId: 'c' };
+    expect(codeOf(verify(rotating, current, NOW))).toBe('ok');
+    expect(codeOf(verify(rotating, old, NOW))).toBe('ok');
+    expect(codeOf(verify(rotating, old, NOW + 10))).toBe('invalid_digest');
+    expect(codeOf(verify(rotating, current, NOW + 10))).toBe('ok');
   });
 
   it.each([
@@ -104,6 +130,10 @@ describe('verifyLeadDigest', () => {
     ['not hex', 'z'.repeat(64)],
     ['base64 of the right bytes', Buffer.from(good('c', NOW), 'hex').toString('base64')],
     ['empty', ''],
+    ['the valid digest with one hex digit more', `${good('c', NOW)}0`],
+    ['the valid digest with one other character more', `${good('c', NOW)}g`],
+    ['the valid digest behind one hex digit', `0${good('c', NOW)}`],
+    ['the valid digest behind other characters', `zz${good('c', NOW)}`],
   ])('refuses a digest for %s', (_name, digest) => {
     const r = verify(key, { digest, timestamp: String(NOW), customerId: 'c' }, NOW);
     expect(r?.code).toBe('invalid_digest');

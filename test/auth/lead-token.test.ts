@@ -1,8 +1,8 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/auth/errors.js';
 import { createLeadTokenVerifier, signLeadToken } from '../../src/auth/lead-token.js';
+import { GatewayError } from '../../src/contract/errors.js';
 import { testKey } from '../helpers/key.js';
 
 const NOW = 1_700_000_000;
@@ -121,6 +121,22 @@ describe.each([
     expect(codeOf(t, key)).toBe('lead-1');
     expect(codeOf(t, other)).toBe('invalid_lead_token');
   });
+
+  it('holds the lifetime limit again when the clock steps back after a verification', () => {
+    const t = sign({ lead_id: 'a', exp: NOW + 3660 });
+    expect(codeOf(t)).toBe('a');
+    expect(codeOf(t, key, NOW - 1)).toBe('invalid_lead_token');
+  });
+
+  it.each([
+    ['a string', 'just a string'],
+    ['a JSON string', '"lead-1"'],
+    ['a JSON array', '["lead-1"]'],
+  ])('refuses claims that are %s', (_name, payload) => {
+    const input = `${b64({ alg: 'HS256', typ: 'JWT' })}.${Buffer.from(payload).toString('base64url')}`;
+    const t = `${input}.${createHmac('sha256', SECRET).update(input).digest('base64url')}`;
+    expect(codeOf(t)).toBe('invalid_lead_token');
+  });
 });
 
 describe('signLeadToken', () => {
@@ -134,8 +150,95 @@ describe('signLeadToken', () => {
       lead_id: 'lead-1',
     });
   });
+  it('names the kid it is given in the header, and no kid otherwise', () => {
+    const withKid = signLeadToken(key.secret, 'l', NOW, 3600, undefined, '2026-11').token;
+    expect(jwt.decode(withKid, { complete: true })?.header).toEqual({
+      alg: 'HS256',
+      typ: 'JWT',
+      kid: '2026-11',
+    });
+    const without = signLeadToken(key.secret, 'l', NOW, 3600).token;
+    expect(jwt.decode(without, { complete: true })?.header).toEqual({ alg: 'HS256', typ: 'JWT' });
+  });
   it('never outlives a cap', () => {
     expect(signLeadToken(key.secret, 'l', NOW, 3600, NOW + 10).exp).toBe(NOW + 10);
     expect(signLeadToken(key.secret, 'l', NOW, 3600, NOW + 99999).exp).toBe(NOW + 3600);
+  });
+});
+
+describe.each([
+  ['with cache', 1000],
+  ['without cache', 0],
+])('which secret checks a token (%s)', (_name, cacheSize) => {
+  const verify = createLeadTokenVerifier({ ttlS: 3600, maxSkewS: 60, cacheSize });
+  const NEW = 'new-signing-secret-2026-11-0123456789';
+  const OLD = 'old-signing-secret-2026-08-0123456789';
+  const secret = (kid: string, value: string, verifyUntilS: number | null = null) => ({
+    kid,
+    key: createSecretKey(Buffer.from(value)),
+    verifyUntilS,
+  });
+  /** `signing_secrets`: NEW mints, OLD verifies until NOW + 100. */
+  const rotating = testKey({
+    name: 'rot',
+    sha256: 'e'.repeat(64),
+    kid: '2026-11',
+    verifiers: [secret('2026-11', NEW), secret('2026-08', OLD, NOW + 100)],
+  });
+  /** `signing_secrets` with one entry, verifying until NOW + 100. */
+  const single = testKey({
+    name: 'single',
+    sha256: 'd'.repeat(64),
+    kid: '2026-08',
+    verifiers: [secret('2026-08', OLD, NOW + 100)],
+  });
+  const codeOf = (k: typeof key, token: string, now = NOW) => {
+    const r = verify(k, token, now);
+    return r instanceof GatewayError ? r.code : r.leadId;
+  };
+  const claims = { lead_id: 'lead-1', exp: NOW + 600 };
+
+  it('with one signing_secret, uses it whatever kid the token names', () => {
+    for (const kid of ['anything', '2026-11', '']) {
+      expect(codeOf(key, sign(claims, { keyid: kid }))).toBe('lead-1');
+    }
+    expect(codeOf(key, signRaw({ alg: 'HS256', kid: 7 }, claims))).toBe('lead-1');
+    expect(codeOf(key, sign(claims, { keyid: 'anything' }, 'other-secret-0000000000'))).toBe(
+      'invalid_lead_token',
+    );
+  });
+
+  it('with signing_secrets, picks the secret by exact kid, only while it is live', () => {
+    expect(codeOf(rotating, sign(claims, { keyid: '2026-11' }, NEW))).toBe('lead-1');
+    const old = sign(claims, { keyid: '2026-08' }, OLD);
+    expect(codeOf(rotating, old)).toBe('lead-1');
+    expect(codeOf(rotating, old, NOW + 99)).toBe('lead-1');
+    // verify_until ends the secret, and with it a verification cached before
+    expect(codeOf(rotating, old, NOW + 100)).toBe('invalid_lead_token');
+    expect(codeOf(rotating, sign(claims, { keyid: '2026-08' }, NEW))).toBe('invalid_lead_token');
+    expect(codeOf(rotating, sign(claims, { keyid: '2026-09' }, NEW))).toBe('invalid_lead_token');
+    expect(codeOf(rotating, signRaw({ alg: 'HS256', kid: 2026 }, claims))).toBe('invalid_lead_token');
+  });
+
+  it('with signing_secrets, refuses a token without kid unless the key has one live secret', () => {
+    expect(codeOf(rotating, sign(claims, {}, NEW))).toBe('invalid_lead_token');
+    const noKid = sign(claims, {}, OLD);
+    expect(codeOf(single, noKid)).toBe('lead-1');
+    expect(codeOf(single, noKid, NOW + 100)).toBe('invalid_lead_token');
+  });
+
+  it.each([
+    ['garbage', 'garbage'],
+    ['empty', ''],
+    ['a header of JSON null', `bnVsbA.${b64(claims)}.sig`],
+    ['a header that is not JSON', `bm90IGpzb24.${b64(claims)}.sig`],
+  ])('answers a malformed token (%s) against signing_secrets with invalid_lead_token', (_n, token) => {
+    expect(codeOf(rotating, token)).toBe('invalid_lead_token');
+  });
+
+  it('never lets a cached verification pass for another key', () => {
+    const t = sign(claims, { keyid: '2026-11' }, NEW);
+    expect(codeOf(rotating, t)).toBe('lead-1');
+    expect(codeOf(key, t)).toBe('invalid_lead_token');
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/auth/errors.js';
 import { normalise, routePath } from '../../src/auth/path.js';
+import { GatewayError } from '../../src/contract/errors.js';
 
 const codeOf = (url: string) => {
   const r = routePath(url);
@@ -75,6 +75,24 @@ describe('routePath', () => {
     ['non-ASCII byte', '/api/v2/merchant/leads/\u00e9'],
     ['encoded tilde', '/api/v2/merchant/leads/%7Ex'],
   ])('refuses every other spelling of the lookup route: %s', (_name, url) => {
+    expect(codeOf(url)).toBe('bad_path');
+  });
+
+  // The escape check must not end the checks: an allowed escape (%20) next to `..`, `//` or `./`.
+  it.each([
+    ['an escape with dot segments', '/api/v2/merchant/orders/../../../admin%20x'],
+    ['an escape with a repeated slash', '/api/v2/merchant/orders//admin%20x'],
+    ['an escape with a dot segment', '/api/v2/merchant/orders/./a%20b'],
+    ['a backslash after the prefix', '/api/v2/merchant/orders\\x'],
+    ['a backslash after the prefix, with an escape', '/api/v2/merchant/orders%20a\\..\\x'],
+    ['a ";" after the prefix', '/api/v2/merchant/orders;jsessionid=1'],
+    ['a non-ASCII byte after the prefix', '/api/v2/merchant/orders/\u00e9'],
+    ['a control character after the prefix', '/api/v2/merchant/orders/a\u0001'],
+    ['a space after the prefix', '/api/v2/merchant/orders/a b'],
+    ['an escape that is not UTF-8', '/api/v2/merchant/orders/%ff'],
+    ['a lone percent sign', '/api/v2/merchant/orders/100%'],
+    ['a percent sign and one digit', '/api/v2/merchant/orders/%2'],
+  ])('refuses %s with bad_path', (_name, url) => {
     expect(codeOf(url)).toBe('bad_path');
   });
 

@@ -58,7 +58,7 @@ describe('leadgate/client (no dependencies)', () => {
 
   it('imports nothing but node:crypto', async () => {
     const { readFileSync } = await import('node:fs');
-    const source = readFileSync(new URL('../../src/client/index.ts', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../../packages/client/src/index.ts', import.meta.url), 'utf8');
     expect([...source.matchAll(/^import .* from '([^']+)';$/gm)].map((m) => m[1])).toEqual(['node:crypto']);
   });
 });

@@ -34,7 +34,7 @@ beforeAll(() => {
   ]) {
     cpSync(join(root, entry), join(checkout, entry));
   }
-  for (const dir of ['src', 'bench', 'test', 'config'])
+  for (const dir of ['src', 'bench', 'test', 'config', 'bin', 'packages'])
     cpSync(join(root, dir), join(checkout, dir), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(checkout, 'node_modules'));
   const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', project], checkout)) as Array<{
@@ -63,6 +63,8 @@ describe('the packed package', () => {
     expect(files).toContain('dist/src/client/index.js');
     expect(files).toContain('dist/src/client/index.d.ts');
     expect(files).toContain('dist/src/main.js');
+    expect(files).toContain('bin/leadgate.js');
+    expect(files).toContain('dist/packages/client/src/index.js');
     expect(files.some((f) => f.startsWith('test/') || f.startsWith('bench/'))).toBe(false);
   });
 

@@ -1,15 +1,16 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blocksRunBy } from '../helpers/doc-blocks.js';
+import { type Example, ROOT, startExample } from '../helpers/example.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { requires, runs } from '../helpers/optional.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 const DOCS = new URL('../../docs/', import.meta.url).pathname;
-const DEBIAN_GO_JWT = '/usr/share/gocode/src/github.com/golang-jwt/jwt';
 
 const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
@@ -19,72 +20,59 @@ interface Language {
   readonly file: string;
   readonly available: boolean;
   readonly how: string;
-  /** The command that runs the snippet (after `prepare`). */
-  command(): [string, string[]];
-  prepare?(): void;
+  /** The command that runs the snippet, and the folder it runs in. */
+  command(): [string, string[], string];
 }
 
-let goBinary = '';
+const GO_DIR = join(DOCS, 'merchant/go');
 const LANGUAGES: Language[] = [
   {
     name: 'Node',
     file: 'merchant/node.mjs',
     available: true,
     how: '',
-    command: () => [process.execPath, [join(DOCS, 'merchant/node.mjs')]],
+    command: () => [process.execPath, [join(DOCS, 'merchant/node.mjs')], DOCS],
   },
   {
     name: 'Python',
     file: 'merchant/python.py',
     available: runs(python, ['-c', 'import jwt']),
     how: 'Debian: apt-get install python3-jwt',
-    command: () => [python, [join(DOCS, 'merchant/python.py')]],
+    command: () => [python, [join(DOCS, 'merchant/python.py')], DOCS],
   },
   {
     name: 'PHP',
     file: 'merchant/php.php',
     available: runs('php', ['--version']),
     how: 'Debian: apt-get install php-cli',
-    command: () => ['php', [join(DOCS, 'merchant/php.php')]],
+    command: () => ['php', [join(DOCS, 'merchant/php.php')], DOCS],
   },
   {
     name: 'Ruby',
     file: 'merchant/ruby.rb',
     available: runs('ruby', ['-e', 'require "jwt"']),
     how: 'Debian: apt-get install ruby ruby-jwt',
-    command: () => ['ruby', [join(DOCS, 'merchant/ruby.rb')]],
+    command: () => ['ruby', [join(DOCS, 'merchant/ruby.rb')], DOCS],
   },
   {
     name: 'Go',
     file: 'merchant/go/main.go',
-    available: runs('go', ['version']) && existsSync(DEBIAN_GO_JWT),
-    how: 'Debian: apt-get install golang-go golang-github-golang-jwt-jwt-dev',
-    // Offline: the module's one dependency is Debian's copy of golang-jwt, by a replace directive.
-    prepare() {
-      const dir = mkdtempSync(join(tmpdir(), 'leadgate-go-'));
-      copyFileSync(join(DOCS, 'merchant/go/main.go'), join(dir, 'main.go'));
-      writeFileSync(
-        join(dir, 'go.mod'),
-        `module example.com/leadgate-snippet\n\ngo 1.19\n\nrequire github.com/golang-jwt/jwt/v4 v4.4.3\n\nreplace github.com/golang-jwt/jwt/v4 => ${DEBIAN_GO_JWT}\n`,
-      );
-      goBinary = join(dir, 'snippet');
-      execFileSync('go', ['build', '-o', goBinary, '.'], {
-        cwd: dir,
-        env: {
-          PATH: process.env.PATH,
-          HOME: dir,
-          GOPATH: join(dir, 'gopath'),
-          GOCACHE: join(dir, 'cache'),
-          GOFLAGS: '-mod=mod',
-          GOPROXY: 'off',
-          GOSUMDB: 'off',
-        },
-        stdio: 'pipe',
-      });
-    },
-    command: () => [goBinary, []],
+    available: runs('go', ['version']),
+    how: 'Debian: apt-get install golang-go',
+    // as the page says: `go run .` in the shipped folder (go.mod and vendor/ as they are), offline
+    command: () => ['go', ['run', '.'], GO_DIR],
   },
 ];
+
+/** A machine with no network for Go and a home of its own: what a fresh CI machine has. */
+const HOME = mkdtempSync(join(tmpdir(), 'leadgate-merchant-home-'));
+const RUNTIME_ENV = {
+  PATH: process.env.PATH,
+  HOME,
+  GOPROXY: 'off',
+  GOFLAGS: '',
+  GOCACHE: join(HOME, 'go-cache'),
+};
 
 let upstream: RecordingUpstream;
 let gw: Awaited<ReturnType<typeof startTestGateway>>;
@@ -98,15 +86,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw.close();
   await upstream.close();
+  rmSync(HOME, { recursive: true, force: true });
 });
 
 /** Runs the snippet as a child process (asynchronously: the gateway answers it from this process). */
 function run(lang: Language, env: Record<string, string>) {
-  const [cmd, args] = lang.command();
+  const [cmd, args, cwd] = lang.command();
   return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(cmd, args, {
-      env: { PATH: process.env.PATH, HOME: tmpdir(), ...env },
-      timeout: 60_000,
+      cwd,
+      env: { ...RUNTIME_ENV, ...env },
+      timeout: 120_000,
     });
     let stdout = '';
     let stderr = '';
@@ -131,7 +121,6 @@ describe.each(LANGUAGES)('merchant snippet: $name', (lang) => {
   it.runIf(here)(
     'does Path B and Path A against a running gateway, for a customer id with a space and ü',
     async () => {
-      lang.prepare?.();
       const before = upstream.received.length;
       const r = await run(lang, { ...secretEnv(), CUSTOMER_ID: 'kunde 3 ü' });
       expect(r.stderr).toBe('');
@@ -172,4 +161,101 @@ describe('docs/merchant.md', () => {
       expect(block, lang.file).toBe(readFileSync(join(DOCS, lang.file), 'utf8'));
     }
   });
+});
+
+const PAGE = 'docs/merchant.md';
+
+/** The page's expected output: the block after "Each prints:". */
+function expectedOutput(): string[] {
+  const page = readFileSync(join(DOCS, 'merchant.md'), 'utf8');
+  const block = /Each prints:\n\n```\n([\s\S]*?)```/.exec(page)?.[1];
+  if (block === undefined) throw new Error('no expected output on the page');
+  return block.trim().split('\n');
+}
+
+describe('docs/merchant.md, as a merchant runs it against npm start', () => {
+  const all = LANGUAGES.every((l) => l.available);
+  const here = requires(
+    'every merchant runtime',
+    all,
+    'Debian: apt-get install php-cli ruby ruby-jwt golang-go python3-jwt',
+  );
+  let example: Example;
+  beforeAll(async () => {
+    if (here) example = await startExample();
+  });
+  afterAll(async () => {
+    await example?.stop();
+  });
+
+  it.runIf(here)(
+    "runs the page's block as it is: every snippet prints the page's expected output",
+    async () => {
+      const [block] = blocksRunBy(PAGE, 'test/docs/merchant.test.ts');
+      expect(block).toBeDefined();
+      // The one difference from the page: npm start listens where the test put it, not on 8080.
+      const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn('bash', ['-e', '-c', block?.text ?? 'false'], {
+          cwd: ROOT,
+          env: { ...RUNTIME_ENV, LEADGATE_URL: `http://127.0.0.1:${example.apiPort}` },
+          timeout: 240_000,
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => {
+          stdout += c.toString();
+        });
+        child.stderr.on('data', (c: Buffer) => {
+          stderr += c.toString();
+        });
+        child.on('close', (status) => resolve({ status, stdout, stderr }));
+      });
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const expected = expectedOutput();
+      const runsOnPage = (block?.text ?? '')
+        .split('\n')
+        .filter((l) => /^(node|python3|php|ruby|\(cd go)/.test(l));
+      expect(runsOnPage).toHaveLength(LANGUAGES.length);
+      // three lines per snippet; Path A may say it is skipped where its JWT library is not
+      // installed for the `python3`, `php` or `ruby` on PATH (the page says so; the tests above run it)
+      const printed = r.stdout.trim().split('\n');
+      expect(printed).toHaveLength(3 * LANGUAGES.length);
+      const asExpected = printed.map((line, i) =>
+        i % 3 === 2 && /^path A: skipped \(/.test(line) ? expected[2] : line,
+      );
+      expect(asExpected).toEqual(LANGUAGES.flatMap(() => expected));
+    },
+    300_000,
+  );
+
+  it.runIf(here)(
+    'Path B needs the standard library alone: Python and Ruby without their JWT library',
+    async () => {
+      const env = {
+        ...RUNTIME_ENV,
+        LEADGATE_URL: `http://127.0.0.1:${example.apiPort}`,
+        LEADGATE_API_KEY: 'sk_storefront_example_0123456789',
+        LEADGATE_SIGNING_SECRET: 'storefront-signing-secret-example',
+      };
+      const [first, second] = expectedOutput();
+      // -S: no site-packages (no PyJWT); Ruby without gems and without Debian's vendor_ruby (no ruby-jwt)
+      const py = spawnSync(python, ['-S', 'python.py'], { cwd: `${DOCS}merchant`, env, encoding: 'utf8' });
+      expect(py.stdout.trim().split('\n')).toEqual([first, second, 'path A: skipped (pip install PyJWT)']);
+      expect(py.status).toBe(0);
+      const rb = spawnSync(
+        'ruby',
+        [
+          '--disable-gems',
+          '-e',
+          '$LOAD_PATH.reject! { |p| p.include?("vendor_ruby") }; load ARGV[0]',
+          'ruby.rb',
+        ],
+        { cwd: `${DOCS}merchant`, env, encoding: 'utf8' },
+      );
+      expect(rb.stdout.trim().split('\n')).toEqual([first, second, 'path A: skipped (gem install jwt)']);
+      expect(rb.status).toBe(0);
+    },
+    120_000,
+  );
 });

@@ -1,13 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signLeadToken } from '../../src/client/index.js';
+import { carriedRefusal } from '../../src/http/problem.js';
 import { ask } from '../helpers/client.js';
-import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
+import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
-import { freePort, requires, runs } from '../helpers/optional.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 let upstream: RecordingUpstream;
@@ -101,191 +97,40 @@ describe('forward-auth listener', () => {
   });
 });
 
-const NGINX = '/usr/sbin/nginx';
-const hasNginx = runs(NGINX, ['-v']);
+// The shipped nginx and Caddy files, run in the real proxies: test/deploy/nginx.test.ts, caddy.test.ts.
 
-/** Polls until something answers HTTP on `port` (up to 5 s). */
-async function waitForListener(port: number): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const up = await ask(port, { path: '/healthz-probe' }).then(
-      () => true,
-      () => false,
-    );
-    if (up) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const SNIPPET = new URL('../../deploy/nginx/leadgate-auth.conf', import.meta.url).pathname;
-
-/** nginx running the shipped snippet, its three upstreams pointed at this test's servers. */
-function nginxConfig(dir: string, port: number, auth: number, api: number, up: string): string {
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
-    .map((t) => `${t}_temp_path ${dir}/${t};`)
-    .join(' ');
-  return `worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
-events { worker_connections 64; }
-http {
-  access_log off; ${temp}
-  upstream leadgate_auth { server 127.0.0.1:${auth}; }
-  upstream leadgate_api { server 127.0.0.1:${api}; }
-  upstream app { server ${new URL(up).host}; }
-  server {
-    listen 127.0.0.1:${port};
-    include ${SNIPPET};
-  }
-}
-`;
-}
-
-describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'))(
-  'behind a real nginx (auth_request)',
-  () => {
-    let nginx: ChildProcess;
-    let port: number;
-    beforeAll(async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'leadgate-nginx-'));
-      for (const t of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, t));
-      port = await freePort();
-      writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, port, authPort(), gw.apiPort, upstream.url));
-      nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
-      await waitForListener(port);
+describe('a refusal carried in headers (X-Leadgate-Refusal: headers, as the nginx file asks)', () => {
+  it('answers 403 with the real status and the same problem in headers; an admitted call is untouched', async () => {
+    const call = { 'x-original-method': 'GET', 'x-original-uri': '/api/v2/merchant/orders' };
+    const plain = await ask(authPort(), {
+      path: '/',
+      headers: { ...call, ...storefront(), 'x-source': 'tv' },
     });
-    afterAll(() => {
-      nginx?.kill('SIGQUIT');
+    const carried = await ask(authPort(), {
+      path: '/',
+      headers: { ...call, ...storefront(), 'x-source': 'tv', 'x-leadgate-refusal': 'headers' },
     });
+    expect(plain.status).toBe(400);
+    expect(carried.status).toBe(403);
+    expect(carried.text).toBe('');
+    expect(carried.headers['x-leadgate-status']).toBe('400');
+    const body = JSON.parse(String(carried.headers['x-leadgate-problem']));
+    expect({ ...body, request_id: '' }).toEqual({ ...plain.json(), request_id: '' });
+    expect(body.request_id).toBe(carried.headers['x-request-id']);
+    const admitted = await ask(authPort(), {
+      path: '/',
+      headers: { ...call, ...storefront(), 'x-leadgate-refusal': 'headers' },
+    });
+    expect(admitted.status).toBe(200);
+    expect(admitted.headers['x-leadgate-status']).toBeUndefined();
+  });
+});
 
-    it('forwards an accepted request with the identity copied by auth_request_set, spoofs replaced', async () => {
-      const r = await ask(port, {
-        path: '/api/v2/merchant/orders',
-        headers: {
-          ...storefront(),
-          'x-lead-id': 'someone-else',
-          'x-api-key-name': 'admin',
-          x_lead_id: 'evil',
-        },
-      });
-      expect(r.status).toBe(200);
-      const got = upstream.received.at(-1)?.headers ?? {};
-      expect(got['x-lead-id']).toBe('lead-1');
-      expect(got['x-api-key-name']).toBe('storefront');
-      expect(got['x-api-key-purpose']).toBe('STOREFRONT');
-      expect(got.x_lead_id).toBeUndefined();
-      expect(got['x-apikey']).toBeUndefined();
-      const server = await ask(port, {
-        path: '/api/v2/merchant/orders',
-        headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web', 'x-lead-id': 'someone-else' },
-      });
-      expect(server.status).toBe(200);
-      expect(upstream.received.at(-1)?.headers['x-lead-id']).toBeUndefined();
-    });
-
-    it("shows the client leadgate's own refusal: status and problem+json", async () => {
-      const count = upstream.received.length;
-      const r = await ask(port, { path: '/api/v2/merchant/orders', headers: { 'x-source': 'web' } });
-      expect(r.status).toBe(401);
-      expect(r.headers['content-type']).toBe('application/problem+json');
-      expect(r.json().code).toBe('missing_api_key');
-      const fenced = await ask(port, {
-        path: '/api/v2/merchant/orders',
-        headers: { 'x-apikey': KEYS.fenced.key, 'x-source': 'web' },
-      });
-      expect(fenced.status).toBe(403);
-      expect(fenced.json().code).toBe('origin_not_allowed');
-      expect(upstream.received.length).toBe(count);
-    });
-
-    it('routes the lookup to the API listener, which answers it', async () => {
-      const r = await ask(port, digestLookup());
-      expect(r.status).toBe(200);
-      expect(typeof r.json().lead_token).toBe('string');
-    });
-  },
-);
-
-const CADDY = '/usr/bin/caddy';
-const hasCaddy = runs(CADDY, ['version']);
-const CADDY_SNIPPET = new URL('../../deploy/caddy/leadgate.caddy', import.meta.url).pathname;
-
-describe.runIf(requires('caddy', hasCaddy, 'Debian: apt-get install caddy'))(
-  'behind a real Caddy (forward_auth)',
-  () => {
-    let caddy: ChildProcess;
-    let port: number;
-    beforeAll(async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'leadgate-caddy-'));
-      port = await freePort();
-      writeFileSync(
-        join(dir, 'Caddyfile'),
-        `{\n\tadmin off\n\tauto_https off\n}\nhttp://127.0.0.1:${port} {\n\timport ${CADDY_SNIPPET}\n}\n`,
-      );
-      caddy = spawn(CADDY, ['run', '--adapter', 'caddyfile', '--config', join(dir, 'Caddyfile')], {
-        stdio: 'ignore',
-        env: {
-          PATH: process.env.PATH,
-          HOME: dir,
-          XDG_DATA_HOME: dir,
-          XDG_CONFIG_HOME: dir,
-          LEADGATE_AUTH: `127.0.0.1:${authPort()}`,
-          LEADGATE_API: `127.0.0.1:${gw.apiPort}`,
-          APP_UPSTREAM: new URL(upstream.url).host,
-        },
-      });
-      await waitForListener(port);
-    });
-    afterAll(() => {
-      caddy?.kill('SIGTERM');
-    });
-
-    it('forwards an accepted request with the identity from copy_headers, spoofs removed', async () => {
-      const r = await ask(port, {
-        path: '/api/v2/merchant/orders',
-        headers: { ...storefront(), 'x-lead-id': 'someone-else', 'x-api-key-access': 'WRITE' },
-      });
-      expect(r.status).toBe(200);
-      const got = upstream.received.at(-1)?.headers ?? {};
-      expect(got['x-lead-id']).toBe('lead-1');
-      expect(got['x-api-key-name']).toBe('storefront');
-      expect(got['x-api-key-access']).toBe('READ');
-      expect(got['x-apikey']).toBeUndefined();
-      expect(got['x-leadtoken']).toBeUndefined();
-      // No lead proven (a SERVER key): leadgate sends no x-lead-id, and the client's does not pass.
-      const server = await ask(port, {
-        path: '/api/v2/merchant/orders',
-        headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web', 'x-lead-id': 'someone-else' },
-      });
-      expect(server.status).toBe(200);
-      expect(upstream.received.at(-1)?.headers['x-lead-id']).toBeUndefined();
-      // A WRITE key has no purpose: neither the placeholder text nor the client's value arrives.
-      const writer = await ask(port, {
-        path: '/api/v2/merchant/orders',
-        headers: { 'x-apikey': KEYS.write.key, 'x-source': 'web', 'x-api-key-purpose': 'SERVER' },
-      });
-      expect(writer.status).toBe(200);
-      expect(upstream.received.at(-1)?.headers['x-api-key-access']).toBe('WRITE');
-      expect(upstream.received.at(-1)?.headers['x-api-key-purpose']).toBeUndefined();
-    });
-
-    it("passes leadgate's refusal to the client as it is, and refuses a client's own nginx pair that disagrees", async () => {
-      const count = upstream.received.length;
-      const r = await ask(port, { path: '/api/v2/merchant/orders', headers: { 'x-source': 'web' } });
-      expect(r.status).toBe(401);
-      expect(r.headers['content-type']).toBe('application/problem+json');
-      expect(r.json().code).toBe('missing_api_key');
-      // Caddy passes a client's X-Original-* through: leadgate sees two pairs naming different requests.
-      const smuggled = await ask(port, {
-        path: '/api/v2/merchant/orders',
-        headers: { ...storefront(), 'x-original-uri': '/api/v2/merchant/other', 'x-original-method': 'GET' },
-      });
-      expect(smuggled.status).toBe(400);
-      expect(smuggled.json().code).toBe('bad_request');
-      expect(upstream.received.length).toBe(count);
-    });
-
-    it('routes the lookup to the API listener, which answers it', async () => {
-      const r = await ask(port, digestLookup());
-      expect(r.status).toBe(200);
-      expect(typeof r.json().lead_token).toBe('string');
-    });
-  },
-);
+describe('carriedRefusal', () => {
+  it('keeps the body JSON-equal while escaping every character a header may not hold', () => {
+    const body = JSON.stringify({ detail: 'über — 😀\u0001' });
+    const carried = carriedRefusal(429, body)['x-leadgate-problem'] ?? '';
+    expect(carried).toMatch(/^[\x20-\x7e]+$/);
+    expect(JSON.parse(carried)).toEqual(JSON.parse(body));
+  });
+});

@@ -27,6 +27,8 @@ describe.each(['undici', 'http-proxy'] as const)('hardening on %s', (engine) => 
       writeConfig({
         upstream: upstream.url,
         engine,
+        // Far above request_timeout_ms: a body that never ends is the client's 408, never a 504.
+        timeoutMs: 10_000,
         extra: 'limits: { request_timeout_ms: 1500, header_timeout_ms: 1000 }',
       }),
     );

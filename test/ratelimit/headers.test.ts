@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RateLimitPolicy } from '../../src/config/types.js';
-import { bucketOf } from '../../src/ratelimit/gcra.js';
+import { bucketOf } from '../../src/gcra/gcra.js';
 import { policyField, rateLimitField, secondsOf } from '../../src/ratelimit/headers.js';
 
 const policy = (name: string, limit: number, windowS: number): RateLimitPolicy => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketOf } from '../../src/ratelimit/gcra.js';
+import { bucketOf } from '../../src/gcra/gcra.js';
 import { FAILURES_TO_OPEN, guardStore, OPEN_MS } from '../../src/store/guarded.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 import { type StateStore, StoreUnavailableError } from '../../src/store/types.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucketOf } from '../../src/ratelimit/gcra.js';
+import { bucketOf } from '../../src/gcra/gcra.js';
 import { createMemoryStore } from '../../src/store/memory.js';
 
 describe('memory store', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { API_ROUTE, LOOKUP_ROUTE, routeTemplate } from '../../src/tracing/route.js';
+import { API_ROUTE, LOOKUP_ROUTE, routeTemplate } from '../../src/http/route.js';
 import { DEFAULT_SAMPLE_RATIO, tracingSettings } from '../../src/tracing/settings.js';
 
 const none = { otlpEndpoint: null, sampleRatio: null };

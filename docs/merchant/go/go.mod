@@ -2,4 +2,4 @@ module example.com/leadgate-snippet
 
 go 1.19
 
-require github.com/golang-jwt/jwt/v4 v4.5.2
+require github.com/golang-jwt/jwt/v4 v4.4.3

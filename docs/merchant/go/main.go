@@ -1,5 +1,5 @@
 // leadgate merchant snippet, Go: Path B (digest -> lookup -> lead_token -> a call), then Path A.
-// go get github.com/golang-jwt/jwt/v4   (Path A only; Path B needs the standard library alone)
+// go run .   (Path A: golang-jwt v4, vendored beside this file, so it builds offline; Path B: the standard library alone)
 package main
 
 import (
@@ -28,7 +28,7 @@ var (
 	base       = env("LEADGATE_URL", "http://127.0.0.1:8080")
 	apiKey     = env("LEADGATE_API_KEY", "")
 	secret     = env("LEADGATE_SIGNING_SECRET", "")
-	customerID = env("CUSTOMER_ID", "cust-1")
+	customerID = env("CUSTOMER_ID", "shop-42")
 )
 
 // get sends a GET with the key's headers and decodes the JSON answer into out (when not nil).

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucketOf, gcra } from '../../src/ratelimit/gcra.js';
+import { bucketOf, gcra } from '../../src/gcra/gcra.js';
 
 /** Runs requests at the given times (µs) through one bucket; the verdicts in order. */
 function run(times: readonly number[], limit: number, windowS: number, burst: number) {

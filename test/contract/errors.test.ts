@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { errorsMarkdown } from '../../src/auth/error-docs.js';
-import { CATALOGUE, type ErrorCode } from '../../src/auth/errors.js';
+import { CATALOGUE, type ErrorCode } from '../../src/contract/errors.js';
 import { requires } from '../helpers/optional.js';
 
 /** Rows `| 401 | \`a\`, \`b\` |` of a markdown table: status → codes. */

@@ -1,0 +1,43 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/** Every process a bench started, killed when it ends. */
+export const children: ChildProcess[] = [];
+
+/**
+ * Starts `node ARGS` and resolves with the port it says it listens on: leadgate's ready line, or a
+ * bare port number on a line (the bench's own upstream and bare proxies).
+ */
+export function start(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const onData = (chunk: Buffer) => {
+      buf += chunk.toString();
+      const ready = /"listen":"[^"]*:(\d+)"/.exec(buf) ?? /^(\d+)\n/.exec(buf);
+      if (ready?.[1]) {
+        buf = '';
+        child.stdout?.off('data', onData);
+        child.stdout?.resume(); // keep draining its log lines, as a log shipper would
+        resolve({ port: Number(ready[1]), child });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+  });
+}
+
+export function stopAll(): void {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+}
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+};
