@@ -14,7 +14,7 @@ import { createRequestHandler, type HandlerDeps } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
 import { closeServer, listen } from './net/listen.js';
 import { createLogger, type Logger, sinkOf } from './observability/log.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createMetrics, type Metrics, zeroRateLimited } from './observability/metrics.js';
 import { createRequestLog } from './observability/request-log.js';
 import { buildState, type GatewayState, type SharedDeps } from './state.js';
 import { openStateStore, type StateStore } from './store/index.js';
@@ -235,6 +235,7 @@ function createLoadMarker(metrics: Metrics, agent: http.Agent, logger: Logger) {
       metrics.keyExpiry.reset();
       for (const [key, s] of c.keys.expiries()) metrics.keyExpiry.set({ key }, s);
       metrics.configLoaded.set(c.loadedAt.getTime() / 1000);
+      zeroRateLimited(metrics.rateLimited, c.rateLimits.policies, c.keys.nameList());
       health?.stop();
       health =
         c.upstream.healthPath === null

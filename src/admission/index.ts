@@ -83,7 +83,7 @@ export function createAdmission(config: Config, deps: AdmissionDeps): Admit | nu
   return (principal, facts) => {
     const lead = principal.lead;
     if (singleUse === null || lead?.via !== 'digest') return limit(principal, facts);
-    return after(singleUse(principal.key.name, lead.digest), (error) => {
+    return after(singleUse(principal.key.name, lead.digest, lead.stampedS), (error) => {
       if (error !== null) return { headers: error.code === 'store_unavailable' ? RETRY : NONE, error };
       return limit(principal, facts) ?? ADMITTED;
     });

@@ -29,6 +29,8 @@ export type LeadProof =
       readonly customerId: string;
       /** The digest as sent, for its single use (admission/single-use.ts); never logged. */
       readonly digest: string;
+      /** Its `x-timestamp` (unix seconds): a store that began after it cannot vouch for its single use. */
+      readonly stampedS: number;
       /** Set when a lead token came along too: the lookup checks that both name one lead. */
       readonly tokenLeadId: string | null;
     };
@@ -120,7 +122,8 @@ export function createPipeline(config: Config) {
         facts.nowS,
       );
       if (digestError) return refuse(digestError, key);
-      lead = { via: 'digest', customerId: customerId ?? '', digest, tokenLeadId: null };
+      const stampedS = Number(header(facts.headers, 'x-timestamp'));
+      lead = { via: 'digest', customerId: customerId ?? '', digest, stampedS, tokenLeadId: null };
     }
     if (token !== undefined) {
       if (typeof token !== 'string' || token === '') {

@@ -69,6 +69,11 @@ export class KeyTable {
   }
 
   /** Name and `expires_at` (unix seconds) of every key that has one. */
+  /** Every key's name, in config order. */
+  nameList(): readonly string[] {
+    return this.names;
+  }
+
   *expiries(): Iterable<readonly [string, number]> {
     for (const [i, s] of this.expires) yield [this.names[i] ?? '', s];
   }

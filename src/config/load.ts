@@ -13,7 +13,7 @@ import { KeyTable } from './key-table.js';
 import type { ResolvedKey, RotatedSecret } from './keys.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
 import { configSchema, type RawConfig, type RawKey } from './schema.js';
-import type { Config, Lead, LeadsConfig } from './types.js';
+import type { Config, Lead, LeadsConfig, StoreSettings } from './types.js';
 import { readYaml } from './yaml.js';
 
 export type { ResolvedKey, RotatedSecret } from './keys.js';
@@ -34,6 +34,8 @@ export interface ResolvedConfig {
   readonly raw: Omit<RawConfig, 'keys'>;
   readonly keys: readonly ResolvedKey[];
   readonly leads: LeadsConfig;
+  /** `state:` with its password file read. */
+  readonly state: StoreSettings;
   readonly warnings: readonly ConfigProblem[];
 }
 
@@ -92,6 +94,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   };
   const keys = resolveKeys(rawKeys, { problems, warnings, readNamed, nowS: Math.floor(Date.now() / 1000) });
   const leads = resolveLeads(parsed.data, base, readNamed, watched, extra);
+  const state = storeSettingsOf(raw.state, (field, name) => readNamed(['state', 'redis', field], name));
   if (problems.size > 0 || extra.length > 0) throw new ConfigError([...problems.resolve(), ...extra]);
   return {
     file,
@@ -100,6 +103,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
     raw,
     keys,
     leads,
+    state: state ?? { redis: null },
     warnings: warningsOf(warnings),
   };
 }
@@ -159,7 +163,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       onStoreError: raw.digest.on_store_error,
     },
     workers: raw.workers,
-    state: storeSettingsOf(raw.state),
+    state: r.state,
     rateLimits: rateLimitsOf(raw.rate_limits),
     leadToken: {
       ttlS: raw.lead_token.ttl_s,

@@ -33,12 +33,16 @@ export function createMetrics(sources: {
       buckets,
       registry,
     ),
-    lookups: new Counter({
-      name: 'leadgate_lookups_total',
-      help: 'Lead lookups answered by the gateway, by result',
-      labelNames: ['result'] as const,
-      registers: [registry],
-    }),
+    lookups: zeroed(
+      new Counter({
+        name: 'leadgate_lookups_total',
+        help: 'Lead lookups answered by the gateway, by result',
+        labelNames: ['result'] as const,
+        registers: [registry],
+      }),
+      'result',
+      LOOKUP_RESULTS,
+    ),
     leadCache: new Counter({
       name: 'leadgate_lead_cache_total',
       help: 'Upstream lead resolver cache, by result: hit or miss',
@@ -121,6 +125,17 @@ export function createMetrics(sources: {
       aggregator: 'min',
       registers: [registry],
     }),
+    storeRestarts: new Counter({
+      name: 'leadgate_state_store_restarts_total',
+      help: 'Times this gateway saw its state store begin again (a Redis restart, failover or flush): digests stamped before are refused',
+      registers: [registry],
+    }),
+    storeEpoch: new Gauge({
+      name: 'leadgate_state_store_epoch_seconds',
+      help: 'When the state store began, as this gateway knows it: digests stamped before are refused (stale_timestamp)',
+      aggregator: 'max',
+      registers: [registry],
+    }),
     storeFallbacks: new Counter({
       name: 'leadgate_state_store_fallbacks_total',
       help: 'Requests decided without the store, by use (digest, rate_limit) and on_store_error action',
@@ -137,6 +152,24 @@ export function createMetrics(sources: {
       },
     }),
   };
+}
+
+/** What a lookup can come to (http/server.ts counts each). */
+export const LOOKUP_RESULTS = ['found', 'not_found', 'refused', 'error'] as const;
+
+/**
+ * CONTRACT §9: every `{policy, key}` a config's rate limits can count, at 0 from the first scrape
+ * (a policy without `keys` applies to every key). Called with each loaded config; a series once
+ * shown stays (a counter does not go away on a reload).
+ */
+export function zeroRateLimited(
+  counter: Counter<'policy' | 'key'>,
+  policies: readonly { readonly name: string; readonly keys: ReadonlySet<string> | null }[],
+  keyNames: readonly string[],
+): void {
+  for (const policy of policies) {
+    for (const key of policy.keys ?? keyNames) counter.inc({ policy: policy.name, key }, 0);
+  }
 }
 
 /** Every reload result present from the start, at 0, so rate() and alerts see the series. */

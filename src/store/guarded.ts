@@ -17,7 +17,8 @@ export const OPEN_MS = 5_000;
  * Bounds every call of `inner` by `timeoutMs` and keeps requests from waiting on a store that is
  * down: a circuit breaker that opens after 3 failures in a row and lets one probe through every
  * 5 s. A call refused by it, failed or too slow rejects with StoreUnavailableError; the caller
- * applies `on_store_error`.
+ * applies `on_store_error`. A store that says it connected again (a Redis back, the new master
+ * after a failover) is probed at once instead, once per pause.
  */
 export function guardStore(
   inner: StateStore,
@@ -29,6 +30,12 @@ export function guardStore(
   let openUntil = 0;
   let probing = false;
   let down = false;
+  let earlyProbe = false;
+  inner.onConnected?.(() => {
+    if (failures < FAILURES_TO_OPEN || earlyProbe) return;
+    earlyProbe = true;
+    openUntil = 0;
+  });
 
   async function call<T>(op: 'claim' | 'spend', run: () => Promise<T>): Promise<T> {
     if (failures >= FAILURES_TO_OPEN) {
@@ -53,6 +60,7 @@ export function guardStore(
       const reason = err instanceof Error ? err.message : 'unknown error';
       if (failures >= FAILURES_TO_OPEN) {
         openUntil = nowMs() + OPEN_MS;
+        earlyProbe = false;
         if (!down) {
           down = true;
           events.down(reason);
@@ -65,13 +73,15 @@ export function guardStore(
   return {
     kind: inner.kind,
     ready: inner.ready,
-    claimOnce: (id: string, ttlMs: number) => call('claim', () => inner.claimOnce(id, ttlMs)),
+    claimOnce: (id: string, ttlMs: number, stampedS: number) =>
+      call('claim', () => inner.claimOnce(id, ttlMs, stampedS)),
     spend: (id: string, bucket: Bucket): Promise<GcraVerdict> => call('spend', () => inner.spend(id, bucket)),
     close: () => inner.close(),
   };
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+/** `promise`, or StoreUnavailableError once `ms` passed without its answer. */
+export function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new StoreUnavailableError(`no answer within ${ms} ms`)), ms);
     promise.then(

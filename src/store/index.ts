@@ -1,9 +1,12 @@
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { EpochEvents } from './epoch.js';
 import { guardStore } from './guarded.js';
+import { linkToUrl, type RedisLink } from './link.js';
 import { createMemoryStore, type MemoryStore } from './memory.js';
 import { createRedisStore } from './redis.js';
-import type { StoreSettings } from './settings.js';
+import { linkToSentinel } from './sentinel.js';
+import type { RedisSettings, StoreSettings } from './settings.js';
 import type { StateStore } from './types.js';
 
 export type { StateStore } from './types.js';
@@ -26,16 +29,22 @@ export function openStateStore(
   const { metrics, logger } = deps;
   const redis = config.state.redis;
   metrics.storeUp.set(1);
-  if (redis === null && deps.remote === undefined) return { store: createMemoryStore(), local: null };
+  if (redis === null && deps.remote === undefined) {
+    const memory = createMemoryStore();
+    metrics.storeEpoch.set(memory.epochMs / 1000);
+    return { store: memory, local: null };
+  }
   const inner =
     redis === null
       ? (deps.remote as StateStore)
       : createRedisStore({
-          url: redis.url,
+          link: openLink(redis, (reason) =>
+            logger.debug({ component: 'state', reason }, 'redis connection error'),
+          ),
           keyPrefix: redis.keyPrefix,
-          connectTimeoutMs: Math.max(redis.timeoutMs, 1_000),
-          onError: (reason) => logger.debug({ component: 'state', reason }, 'redis connection error'),
+          epoch: epochEvents(deps),
         });
+  if (inner.epochMs !== undefined) metrics.storeEpoch.set(inner.epochMs / 1000);
   const timeoutMs = redis?.timeoutMs ?? IPC_TIMEOUT_MS;
   const store = guardStore(inner, timeoutMs, {
     call(op, seconds, ok) {
@@ -55,6 +64,34 @@ export function openStateStore(
     },
   });
   return { store, local: createMemoryStore() };
+}
+
+function openLink(redis: RedisSettings, onError: (reason: string) => void): RedisLink {
+  const options = { password: redis.password, connectTimeoutMs: Math.max(redis.timeoutMs, 1_000), onError };
+  const target = redis.target;
+  return target.kind === 'url' ? linkToUrl(target.url, options) : linkToSentinel(target, options);
+}
+
+/** CONTRACT §9: a store that began again is one log line and one count, at every gateway. */
+function epochEvents(deps: { metrics: Metrics; logger: Logger }): EpochEvents {
+  return {
+    began(epochMs, previous, reason) {
+      deps.metrics.storeEpoch.set(epochMs / 1000);
+      const since = new Date(epochMs).toISOString();
+      if (previous === null) {
+        deps.logger.info(
+          { component: 'state', since, reason },
+          'state store epoch: digests stamped before it are refused',
+        );
+        return;
+      }
+      deps.metrics.storeRestarts.inc();
+      deps.logger.warn(
+        { component: 'state', since, reason },
+        'state store began again: digests stamped before it are refused (stale_timestamp)',
+      );
+    },
+  };
 }
 
 /** The primary of a worker pool answers from memory; this only bounds a primary that hangs. */

@@ -13,7 +13,7 @@ export interface WorkerChannel {
  * In a worker pool without Redis: the pod's one memory store lives in the primary, and each
  * worker asks it over the cluster IPC channel, so single use and rate limits hold across workers.
  */
-export function createIpcStore(channel: WorkerChannel): StateStore {
+export function createIpcStore(channel: WorkerChannel, epochMs?: number): StateStore {
   let next = 0;
   const pending = new Map<number, (reply: StoreReply) => void>();
   channel.on('message', (message) => {
@@ -33,9 +33,11 @@ export function createIpcStore(channel: WorkerChannel): StateStore {
   return {
     kind: 'ipc',
     ready: Promise.resolve(),
-    async claimOnce(key, ttlMs) {
-      const reply = await ask({ leadgate: 'store', id: next++, op: 'claim', key, ttlMs });
-      return 'claimed' in reply && reply.claimed;
+    ...(epochMs === undefined ? {} : { epochMs }),
+    async claimOnce(key, ttlMs, stampedS) {
+      const reply = await ask({ leadgate: 'store', id: next++, op: 'claim', key, ttlMs, stampedS });
+      if (!('claim' in reply)) throw new StoreUnavailableError('unexpected answer from the primary');
+      return reply.claim;
     },
     async spend(key, bucket): Promise<GcraVerdict> {
       const reply = await ask({ leadgate: 'store', id: next++, op: 'spend', key, bucket });
@@ -48,9 +50,16 @@ export function createIpcStore(channel: WorkerChannel): StateStore {
   };
 }
 
+/** How a worker learns when the primary's memory store began. */
+export const STORE_EPOCH_ENV = 'LEADGATE_STORE_EPOCH_MS';
+
 /** The primary's side: answers a worker's store request from the pod's memory store. */
 export function answerStoreRequest(store: MemoryStore, request: StoreRequest): StoreReply {
   return request.op === 'claim'
-    ? { leadgate: 'store-reply', id: request.id, claimed: store.claimOnceNow(request.key, request.ttlMs) }
+    ? {
+        leadgate: 'store-reply',
+        id: request.id,
+        claim: store.claimOnceNow(request.key, request.ttlMs, request.stampedS),
+      }
     : { leadgate: 'store-reply', id: request.id, verdict: store.spendNow(request.key, request.bucket) };
 }

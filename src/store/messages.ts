@@ -1,4 +1,5 @@
 import type { Bucket, GcraVerdict } from '../gcra/gcra.js';
+import type { Claim } from './types.js';
 
 /** The store's own messages over a pool's IPC channel (workers/messages.ts carries them). */
 export type StoreRequest =
@@ -8,6 +9,7 @@ export type StoreRequest =
       readonly op: 'claim';
       readonly key: string;
       readonly ttlMs: number;
+      readonly stampedS: number;
     }
   | {
       readonly leadgate: 'store';
@@ -18,7 +20,7 @@ export type StoreRequest =
     };
 
 export type StoreReply =
-  | { readonly leadgate: 'store-reply'; readonly id: number; readonly claimed: boolean }
+  | { readonly leadgate: 'store-reply'; readonly id: number; readonly claim: Claim }
   | { readonly leadgate: 'store-reply'; readonly id: number; readonly verdict: GcraVerdict };
 
 /** Messages of leadgate's own (prom-client's cluster messages share the channel). */

@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto';
-import { createClient } from '@redis/client';
-import type { Bucket, GcraVerdict } from '../gcra/gcra.js';
-import type { StateStore } from './types.js';
+import type { GcraVerdict } from '../gcra/gcra.js';
+import { CLAIM, type EpochEvents, trackEpoch } from './epoch.js';
+import { type RedisLink, script } from './link.js';
+import { type Claim, type StateStore, StoreUnavailableError, stampedBefore } from './types.js';
 
 /**
- * ratelimit/gcra.ts in Lua: one key, one round trip, atomic; Redis' clock, so every replica counts
+ * gcra/gcra.ts in Lua: one key, one round trip, atomic; Redis' clock, so every replica counts
  * on the same time. The TAT is kept (in µs) until the bucket is full again, then the key expires.
  */
-const GCRA_SCRIPT = `
+const GCRA = script(`
 if redis.replicate_commands then pcall(redis.replicate_commands) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -22,84 +22,56 @@ redis.call('SET', KEYS[1], string.format('%d', next), 'PX', math.ceil((next - no
 local remaining = math.floor((tolerance - (next - now)) / emission) + 1
 if remaining <= 0 then return {1, 0, next - tolerance - now} end
 return {1, remaining, next - now}
-`;
-const GCRA_SHA = createHash('sha1').update(GCRA_SCRIPT).digest('hex');
+`);
 
 export interface RedisStoreOptions {
-  readonly url: string;
+  readonly link: RedisLink;
   readonly keyPrefix: string;
-  readonly connectTimeoutMs: number;
-  /** Connection errors (the client reconnects by itself; calls meanwhile fail at once). */
-  readonly onError: (reason: string) => void;
+  readonly epoch: EpochEvents;
 }
 
 /**
- * Redis through node-redis (`@redis/client`): `SET NX PX` for single use, the GCRA script by
- * EVALSHA. The client connects in the background and reconnects with backoff; with the offline
- * queue off, a call while disconnected fails at once instead of waiting (guarded.ts decides).
+ * Redis (one URL or the master Sentinel names): single use is `SET NX PX` in a script that also
+ * checks the store has not begun again since this gateway last looked (store/epoch.ts), rate
+ * limits the GCRA script. Each is one round trip; a store that began again costs one more, once.
  */
 export function createRedisStore(options: RedisStoreOptions): StateStore {
-  const client = createClient({
-    url: options.url,
-    disableOfflineQueue: true,
-    // guarded.ts bounds every call by timeout_ms; node-redis' own per-command AbortSignal timer
-    // would cost ~1.5 µs per request on top (measured).
-    commandOptions: { timeout: 0 },
-    socket: {
-      connectTimeout: options.connectTimeoutMs,
-      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 1_000),
-    },
-  });
-  client.on('error', (err: unknown) => options.onError(reasonOf(err)));
-  // Settles once connected; a first connect that fails leaves it pending (the client retries).
-  const ready = client.connect().then(
-    () => {},
-    (err: unknown): Promise<void> => {
-      options.onError(reasonOf(err));
-      return new Promise(() => {});
-    },
-  );
-  const prefix = options.keyPrefix;
+  const { link, keyPrefix: prefix } = options;
+  const marker = `${prefix}epoch`;
+  const epoch = trackEpoch(link, marker, options.epoch);
 
-  const evalGcra = async (key: string, bucket: Bucket): Promise<unknown> => {
-    const args = { keys: [key], arguments: [String(bucket.emissionUs), String(bucket.toleranceUs)] };
-    try {
-      return await client.evalSha(GCRA_SHA, args);
-    } catch (err) {
-      if (!reasonOf(err).startsWith('NOSCRIPT')) throw err;
-      return client.eval(GCRA_SCRIPT, args);
+  async function claimOnce(id: string, ttlMs: number, stampedS: number): Promise<Claim> {
+    const ttl = String(Math.max(1, Math.ceil(ttlMs)));
+    let known = await epoch.current();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (stampedBefore(stampedS, known.epochMs)) return 'stale';
+      const reply = await link.run(CLAIM, [`${prefix}${id}`, marker], [ttl, known.marker]);
+      if (reply === 1) return 'claimed';
+      if (reply === 0) return 'replayed';
+      known = await epoch.changed();
     }
-  };
+    throw new StoreUnavailableError('the store began again twice during one claim');
+  }
 
   return {
     kind: 'redis',
-    ready,
-    async claimOnce(id, ttlMs) {
-      const reply = await client.set(`${prefix}${id}`, '1', {
-        condition: 'NX',
-        expiration: { type: 'PX', value: Math.max(1, Math.ceil(ttlMs)) },
-      });
-      return reply !== null;
-    },
+    // Ready once the marker is adopted; while that fails, pending like a first connect that fails.
+    ready: link.ready
+      .then(() => epoch.current())
+      .then(
+        () => {},
+        (): Promise<void> => new Promise(() => {}),
+      ),
+    claimOnce,
+    onConnected: (listener) => link.onReady(listener),
     async spend(id, bucket): Promise<GcraVerdict> {
-      const reply = (await evalGcra(`${prefix}${id}`, bucket)) as [number, number, number];
+      const args = [String(bucket.emissionUs), String(bucket.toleranceUs)];
+      const reply = (await link.run(GCRA, [`${prefix}${id}`], args)) as [number, number, number];
       return { allowed: reply[0] === 1, tatUs: 0, remaining: reply[1], waitUs: reply[2] };
     },
     async close() {
-      try {
-        client.destroy();
-      } catch {
-        // not connected
-      }
+      epoch.stop();
+      link.close();
     },
   };
-}
-
-/** An error's code or message, never the URL (it may hold a password). */
-function reasonOf(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code ?? err.message.replace(/rediss?:\/\/\S*/g, 'redis://…');
-  }
-  return 'unknown error';
 }

@@ -1,36 +1,104 @@
 import { z } from 'zod';
-import type { StoreSettings } from './settings.js';
+import type { RedisSettings, RedisTarget, StoreSettings } from './settings.js';
 
 const positive = z.number().int().positive();
+
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/, 'must be host:port, e.g. redis-sentinel-0:26379');
+
+/**
+ * `state.redis` (CONTRACT §8, §9): one Redis by `url`, or Redis with Sentinel by `sentinel`, not
+ * both; the password in the URL, in `password`, or in `password_file`.
+ */
+export const redisSettingsSchema = z
+  .strictObject({
+    url: z.url({ protocol: /^rediss?$/ }).optional(),
+    sentinel: z
+      .strictObject({
+        /** The master's name, as in `sentinel monitor <name> …`. */
+        master: z.string().min(1),
+        nodes: z.array(hostPort).min(1),
+      })
+      .optional(),
+    password: z.string().min(1).optional(),
+    password_file: z.string().min(1).optional(),
+    timeout_ms: positive.default(50),
+    key_prefix: z.string().default('leadgate:'),
+  })
+  .superRefine((redis, ctx) => {
+    if ((redis.url === undefined) === (redis.sentinel === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'set either url (one Redis) or sentinel (Redis with Sentinel)',
+      });
+    }
+    if (redis.password !== undefined && redis.password_file !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['password_file'],
+        message: 'set password or password_file, not both',
+      });
+    }
+  });
+
+export type RawRedisSettings = z.infer<typeof redisSettingsSchema>;
 
 /** Where single-use digests and rate-limit buckets live: Redis, or (default) this pod's memory. */
 export const storeSchema = z
   .strictObject({
-    redis: z
-      .strictObject({
-        url: z.url({ protocol: /^rediss?$/ }),
-        timeout_ms: positive.default(50),
-        key_prefix: z.string().default('leadgate:'),
-      })
-      .optional(),
+    redis: redisSettingsSchema.optional(),
   })
   .default({});
 
 /** What each `state:` field means, for `leadgate docs` and docs/config.md. */
 export const storeMeanings: Readonly<Record<string, string>> = {
   'state.redis.url':
-    'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory',
+    'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory. Either `url` or `sentinel`',
+  'state.redis.sentinel.master':
+    'Redis with Sentinel: the master set name (`sentinel monitor <name> …`); every call goes to the master the sentinels name now, a failover is followed without a restart',
+  'state.redis.sentinel.nodes':
+    'sentinels as `host:port` (one is enough to start; the others are learnt from it)',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own ${VAR} placeholder, shown as written
+  'state.redis.password': "the master's and replicas' password (`${REDIS_PASSWORD}`); or in the URL",
+  'state.redis.password_file': 'or read the password from this file (a mounted Secret)',
   'state.redis.timeout_ms':
     'bounds every store call, reconnects included; 3 failures in a row pause the store for 5 s',
   'state.redis.key_prefix': 'prefix of every Redis key leadgate writes',
 };
 
-/** `state:` as validated → as the config keeps it. */
-export function storeSettingsOf(raw: z.infer<typeof storeSchema>): StoreSettings {
-  return {
-    redis:
-      raw.redis === undefined
-        ? null
-        : { url: raw.redis.url, timeoutMs: raw.redis.timeout_ms, keyPrefix: raw.redis.key_prefix },
-  };
+/**
+ * `state:` as validated → as the config keeps it, with `password_file` read by `readFile`
+ * (relative to the config, watched like every file a config names); null when that file cannot be
+ * read (reported by `readFile`).
+ */
+export function storeSettingsOf(
+  raw: z.infer<typeof storeSchema>,
+  readFile: (field: string, name: string) => string | null,
+): StoreSettings | null {
+  if (raw.redis === undefined) return { redis: null };
+  const redis = resolveRedisSettings(raw.redis, readFile);
+  return redis === null ? null : { redis };
+}
+
+function resolveRedisSettings(
+  raw: RawRedisSettings,
+  readFile: (field: string, name: string) => string | null,
+): RedisSettings | null {
+  let password = raw.password;
+  if (raw.password_file !== undefined) {
+    const content = readFile('password_file', raw.password_file);
+    if (content === null) return null;
+    password = content.replace(/\r?\n$/, '');
+  }
+  const target: RedisTarget =
+    raw.sentinel === undefined
+      ? { kind: 'url', url: raw.url ?? '' }
+      : { kind: 'sentinel', master: raw.sentinel.master, nodes: raw.sentinel.nodes.map(parseHostPort) };
+  return { target, password, timeoutMs: raw.timeout_ms, keyPrefix: raw.key_prefix };
+}
+
+function parseHostPort(text: string): { host: string; port: number } {
+  const at = text.lastIndexOf(':');
+  return { host: text.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port: Number(text.slice(at + 1)) };
 }

@@ -1,5 +1,16 @@
+/** Where the store's master is found: one Redis by URL, or the master Sentinel names now. */
+export type RedisTarget =
+  | { readonly kind: 'url'; readonly url: string }
+  | {
+      readonly kind: 'sentinel';
+      readonly master: string;
+      readonly nodes: readonly { readonly host: string; readonly port: number }[];
+    };
+
 export interface RedisSettings {
-  readonly url: string;
+  readonly target: RedisTarget;
+  /** From `password` or `password_file`; undefined: none, or the one in the URL. */
+  readonly password: string | undefined;
   /** Bounds every store call, reconnects included. */
   readonly timeoutMs: number;
   readonly keyPrefix: string;

@@ -6,7 +6,7 @@ import type { Config } from '../config/types.js';
 import { createAdminHandler } from '../http/admin.js';
 import { listen } from '../net/listen.js';
 import { type Logger, sinkOf } from '../observability/log.js';
-import { answerStoreRequest } from '../store/ipc.js';
+import { answerStoreRequest, STORE_EPOCH_ENV } from '../store/ipc.js';
 import { createMemoryStore } from '../store/memory.js';
 import { waitUntil } from '../util/wait.js';
 import { type FromPrimary, type FromWorker, isOurs } from './messages.js';
@@ -52,7 +52,8 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const first: { ready: Extract<FromWorker, { leadgate: 'ready' }> | null } = { ready: null };
 
   const fork = () => {
-    const worker = cluster.fork();
+    // The pod's memory store began with the primary: each worker reports that in its metrics.
+    const worker = cluster.fork(store === null ? {} : { [STORE_EPOCH_ENV]: String(store.epochMs) });
     members.set(worker, { ready: false, notReady: 'starting' });
     worker.on('message', (message: unknown) => onMessage(worker, message));
     logger.info({ worker_pid: worker.process.pid }, 'worker started');

@@ -1,7 +1,7 @@
 import { AggregatorRegistry } from 'prom-client';
 import { type Gateway, startGateway } from '../gateway.js';
 import { createLogger, flushLogger, type Logger } from '../observability/log.js';
-import { createIpcStore, type WorkerChannel } from '../store/ipc.js';
+import { createIpcStore, STORE_EPOCH_ENV, type WorkerChannel } from '../store/ipc.js';
 import { type FromPrimary, type FromWorker, isOurs } from './messages.js';
 
 /** How often a worker tells the primary whether it is ready (only when that changed). */
@@ -27,7 +27,10 @@ export async function runWorker(configPath: string): Promise<number> {
       configPath,
       logger,
       watch: process.env.LEADGATE_WATCH !== '0',
-      remoteStore: createIpcStore(process as unknown as WorkerChannel),
+      remoteStore: createIpcStore(
+        process as unknown as WorkerChannel,
+        Number(process.env[STORE_EPOCH_ENV]) || undefined,
+      ),
       adminListener: false,
     });
   } catch (err) {

@@ -223,7 +223,7 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     );
     const url = secret.stringData?.url ?? '';
     const config = loadConfig(join(files, 'gateway.yaml'), { env: { LEADGATE_REDIS_URL: url } });
-    expect(config.state.redis?.url).toBe(url);
+    expect(config.state.redis?.target).toEqual({ kind: 'url', url });
     expect(config.digest.singleUse).toBe(true);
     expect(config.workers).toBe('auto');
     // the sidecar gets the URL from the Secret
@@ -244,6 +244,68 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
       expect(rendered).toContain('LEADGATE_REDIS_URL');
       expect(rendered).toContain('state:');
       expect(rendered).toContain('name: leadgate-redis');
+    }
+  });
+
+  it('offers a Redis with Sentinel component: the password for the sidecar, and the same config with state.redis.sentinel on', () => {
+    const dir = new URL('components/redis-sentinel/', DIR);
+    const read = (f: string) => readFileSync(new URL(f, dir), 'utf8');
+    const component = parseAllDocuments(read('kustomization.yaml'))[0]?.toJS() as {
+      kind: string;
+      resources: string[];
+      patches: Array<{ path: string }>;
+    };
+    expect(component.kind).toBe('Component');
+    const docs = [...component.resources, ...component.patches.map((p) => p.path)].flatMap((f) =>
+      parseAllDocuments(read(f)).map((d) => d.toJS() as Obj),
+    );
+    const secret = new Secret(docs.find((o) => o.kind === 'Secret') as never);
+    secret.validate();
+    const base =
+      (byKind('ConfigMap') as unknown as { data: Record<string, string> }).data['gateway.yaml'] ?? '';
+    const patched =
+      (docs.find((o) => o.kind === 'ConfigMap') as unknown as { data: Record<string, string> }).data[
+        'gateway.yaml'
+      ] ?? '';
+    // nothing but state.redis (and its comment) and single use differs from the base config
+    const withoutState = patched.replace(
+      /# Shared state on Redis with Sentinel[\s\S]*?key_prefix: "leadgate:"\n/,
+      '',
+    );
+    expect(withoutState).toBe(
+      base.replace(
+        'digest: { max_skew_s: 300 }',
+        'digest: { max_skew_s: 300, single_use: true, on_store_error: deny }',
+      ),
+    );
+    const files = mkdtempSync(join(tmpdir(), 'leadgate-k8s-sentinel-'));
+    const secrets = (byKind('Secret') as unknown as { stringData: Record<string, string> }).stringData;
+    for (const [name, value] of Object.entries(secrets)) writeFileSync(join(files, name), value);
+    writeFileSync(join(files, 'gateway.yaml'), patched.replaceAll('/run/secrets/leadgate/', `${files}/`));
+    const password = secret.stringData?.password ?? '';
+    const config = loadConfig(join(files, 'gateway.yaml'), { env: { LEADGATE_REDIS_PASSWORD: password } });
+    expect(config.state.redis?.target).toEqual({
+      kind: 'sentinel',
+      master: 'mymaster',
+      nodes: [{ host: 'leadgate-redis', port: 26379 }],
+    });
+    expect(config.state.redis?.password).toBe(password);
+    expect(config.digest.singleUse).toBe(true);
+    // the password goes to the leadgate sidecar (a native sidecar: an init container)
+    const app = docs.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: { initContainers: Array<{ name: string; env: Array<{ name: string }> }> } } };
+    };
+    expect(app.spec.template.spec.initContainers[0]?.name).toBe('leadgate');
+    expect(app.spec.template.spec.initContainers[0]?.env[0]?.name).toBe('LEADGATE_REDIS_PASSWORD');
+    if (hasKubectl) {
+      const overlay = mkdtempSync(join(tmpdir(), 'leadgate-k8s-overlay-'));
+      writeFileSync(
+        join(overlay, 'kustomization.yaml'),
+        `resources: [${relative(overlay, DIR.pathname)}]\ncomponents: [${relative(overlay, dir.pathname)}]\n`,
+      );
+      const rendered = execFileSync('kubectl', ['kustomize', overlay], { encoding: 'utf8' });
+      expect(rendered).toContain('LEADGATE_REDIS_PASSWORD');
+      expect(rendered).toContain('sentinel: { master: mymaster');
     }
   });
 
@@ -320,11 +382,8 @@ describe(`deploy/kubernetes (${hasKubectl ? 'rendered by kubectl kustomize' : 'f
     const svc = new Service(all.find((o) => o.metadata?.name === 'leadgate-auth') as never);
     svc.validate();
     const port = svc.spec?.ports?.[0];
-    const d = new Deployment(byKind('Deployment') as never);
-    const pod = d.spec?.template.spec;
-    const sidecar = [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])].find(
-      (c) => c.name === 'leadgate',
-    );
+    // leadgate is a native sidecar (an init container); the Service names its port by number
+    const sidecar = leadgateOf(byKind('Deployment'));
     const target = sidecar?.ports?.find(
       (p) => p.name === port?.targetPort || p.containerPort === port?.targetPort,
     )?.containerPort;

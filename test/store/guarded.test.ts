@@ -4,6 +4,9 @@ import { FAILURES_TO_OPEN, guardStore, OPEN_MS } from '../../src/store/guarded.j
 import { createMemoryStore } from '../../src/store/memory.js';
 import { type StateStore, StoreUnavailableError } from '../../src/store/types.js';
 
+/** A stamp after every store of this test began. */
+const NOW_S = Math.ceil(Date.now() / 1000) + 10;
+
 /** A store whose answers the test switches: working (memory), failing, or never answering. */
 function switchable() {
   const memory = createMemoryStore();
@@ -12,11 +15,11 @@ function switchable() {
   const store: StateStore = {
     kind: 'redis',
     ready: Promise.resolve(),
-    claimOnce(id, ttl) {
+    claimOnce(id, ttl, stampedS) {
       calls++;
       if (mode === 'down') return Promise.reject(new Error('ECONNREFUSED'));
       if (mode === 'hang') return new Promise(() => {});
-      return memory.claimOnce(id, ttl);
+      return memory.claimOnce(id, ttl, stampedS);
     },
     spend: (id, b) => memory.spend(id, b),
     close: async () => {},
@@ -46,7 +49,7 @@ describe('guarded store', () => {
     inner.set('hang');
     const store = guardStore(inner.store, 20, events());
     const started = Date.now();
-    await expect(store.claimOnce('a', 1000)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.claimOnce('a', 1000, NOW_S)).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
@@ -56,18 +59,19 @@ describe('guarded store', () => {
     const ev = events();
     const store = guardStore(inner.store, 50, ev, () => now);
     inner.set('down');
-    for (let i = 0; i < FAILURES_TO_OPEN; i++) await expect(store.claimOnce(`a${i}`, 1000)).rejects.toThrow();
+    for (let i = 0; i < FAILURES_TO_OPEN; i++)
+      await expect(store.claimOnce(`a${i}`, 1000, NOW_S)).rejects.toThrow();
     expect(ev.seen.filter((e) => e === 'down')).toHaveLength(1);
     const callsWhenOpened = inner.calls();
-    await expect(store.claimOnce('b', 1000)).rejects.toThrow(/paused/);
+    await expect(store.claimOnce('b', 1000, NOW_S)).rejects.toThrow(/paused/);
     expect(inner.calls()).toBe(callsWhenOpened);
     now += OPEN_MS;
-    await expect(store.claimOnce('c', 1000)).rejects.toThrow(); // the probe, still down
+    await expect(store.claimOnce('c', 1000, NOW_S)).rejects.toThrow(); // the probe, still down
     expect(inner.calls()).toBe(callsWhenOpened + 1);
-    await expect(store.claimOnce('d', 1000)).rejects.toThrow(/paused/);
+    await expect(store.claimOnce('d', 1000, NOW_S)).rejects.toThrow(/paused/);
     inner.set('up');
     now += OPEN_MS;
-    expect(await store.claimOnce('e', 1000)).toBe(true);
+    expect(await store.claimOnce('e', 1000, NOW_S)).toBe('claimed');
     expect(ev.seen.at(-1)).toBe('up');
     expect(await store.spend('x', bucketOf(1, 1, 0))).toMatchObject({ allowed: true });
   });

@@ -6,11 +6,18 @@ describe('memory store', () => {
   it('claims an id once until its TTL has passed', async () => {
     let now = 0;
     const store = createMemoryStore(() => now);
-    expect(await store.claimOnce('a', 1_000)).toBe(true);
-    expect(await store.claimOnce('a', 1_000)).toBe(false);
-    expect(await store.claimOnce('b', 1_000)).toBe(true);
+    expect(await store.claimOnce('a', 1_000, 0)).toBe('claimed');
+    expect(await store.claimOnce('a', 1_000, 0)).toBe('replayed');
+    expect(await store.claimOnce('b', 1_000, 0)).toBe('claimed');
     now = 1_000_000;
-    expect(await store.claimOnce('a', 1_000)).toBe(true);
+    expect(await store.claimOnce('a', 1_000, 0)).toBe('claimed');
+  });
+
+  it('refuses as stale what was stamped before it began: it cannot know what was used then', () => {
+    const store = createMemoryStore(() => 5_500_000);
+    expect(store.claimOnceNow('a', 1_000, 4)).toBe('stale');
+    expect(store.claimOnceNow('a', 1_000, 5)).toBe('stale');
+    expect(store.claimOnceNow('a', 1_000, 6)).toBe('claimed');
   });
 
   it('forgets claims and full buckets once expired, so it follows one window of traffic', () => {
@@ -18,12 +25,12 @@ describe('memory store', () => {
     const store = createMemoryStore(() => now);
     const bucket = bucketOf(10, 1, 0);
     for (let i = 0; i < 1000; i++) {
-      store.claimOnceNow(`d${i}`, 1_000);
+      store.claimOnceNow(`d${i}`, 1_000, 0);
       store.spendNow(`ip:${i}`, bucket);
     }
     expect(store.size).toBe(2000);
     now = 60_000_000;
-    expect(store.claimOnceNow('late', 1_000)).toBe(true);
+    expect(store.claimOnceNow('late', 1_000, 0)).toBe('claimed');
     expect(store.size).toBe(1);
   });
 
