@@ -21,7 +21,7 @@ export const IDENTITY_HEADERS = [
 /** The credentials: read by leadgate under these exact names only, never sent on. */
 export const CREDENTIAL_HEADERS = ['x-apikey', 'x-leadtoken', 'x-leaddigest'] as const;
 /** Where a client claims its address or scheme: only leadgate (or a trusted proxy) says. */
-const FORWARDING_HEADERS = [
+export const FORWARDING_HEADERS = [
   'x-forwarded-for',
   'x-forwarded-proto',
   'x-forwarded-host',

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { CREDENTIAL_HEADERS, IDENTITY_HEADERS, nameKind } from '../auth/header-names.js';
+import { CREDENTIAL_HEADERS, FORWARDING_HEADERS, IDENTITY_HEADERS, nameKind } from '../auth/header-names.js';
 
 /**
  * The one place that decides which client headers never reach the backend (CONTRACT §5, §10),
@@ -43,6 +43,8 @@ const NAMING = ['connection', 'proxy-connection', 'trailer'] as const;
 
 /** Exact names a proxy may pass to the forward-auth listener: the credentials, its own request id. */
 const EXPECTED = new Set<string>([...CREDENTIAL_HEADERS, 'x-request-id']);
+/** Proxies send the forwarding headers under these names only; CGI would read an alias as one. */
+const FORWARDING_EXACT: ReadonlySet<string> = new Set(FORWARDING_HEADERS);
 
 /**
  * Forward-auth (CONTRACT §10): why a call carrying a client's copy of an identity or credential
@@ -57,6 +59,9 @@ export function forwardAuthRefusal(headers: IncomingHttpHeaders): string | null 
     const kind = nameKind(name);
     if ((kind === 'identity' || kind === 'credential') && !EXPECTED.has(name)) {
       return 'the request carries its own copy of an identity or credential header';
+    }
+    if (kind === 'forwarding' && !FORWARDING_EXACT.has(name)) {
+      return 'the request carries a client-address header in another spelling';
     }
   }
   for (const name of NAMING) {

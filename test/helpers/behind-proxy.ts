@@ -110,6 +110,28 @@ export function expectProblem(r: Answer, status: number, code: string): void {
 export function behindProxyRules(s: ProxySetup): void {
   const orders = '/api/v2/merchant/orders';
 
+  it("never passes a client's own address or scheme headers to the backend, in any spelling", async () => {
+    const claims = {
+      forwarded: 'for=10.0.0.1;proto=https',
+      'x-real-ip': '10.0.0.1',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-port': '1',
+    };
+    const r = await s.get(orders, { ...server(), ...claims }, '127.0.0.4');
+    expect(r.status).toBe(200);
+    const got = s.upstream.received.at(-1)?.headers ?? {};
+    expect(got.forwarded).toBeUndefined();
+    expect(got['x-real-ip'] ?? '127.0.0.4').toBe('127.0.0.4');
+    expect(got['x-forwarded-proto'] ?? 'http').toBe('http');
+    expect(got['x-forwarded-host']).not.toBe('evil.example');
+    expect(got['x-forwarded-port']).not.toBe('1');
+    // an alias a CGI backend reads as X-Forwarded-For reaches leadgate's auth call: refused
+    const before = s.upstream.received.length;
+    expectProblem(await s.get(orders, { ...server(), XForwardedFor: '10.0.0.4' }), 400, 'bad_request');
+    expect(s.upstream.received.length).toBe(before);
+  });
+
   it("decides origin_ips on the address the proxy accepted, never on a client's forwarding headers", async () => {
     const before = s.upstream.received.length;
     const spoofs: Record<string, string>[] = [
