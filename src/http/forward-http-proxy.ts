@@ -49,7 +49,9 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
     proxyRes.headers = downstreamHeaders(
       proxyRes.headers,
       state.job.responseHeaders,
-      res.getHeader('connection'),
+      // http-proxy writes `keep-alive` where the answer names no connection: a client that asked
+      // for close (or HTTP/1.0) must get it, so say it here.
+      res.getHeader('connection') ?? (res.shouldKeepAlive ? undefined : 'close'),
     );
     // An upstream that dies mid-body: end the client's response too, never crash.
     proxyRes.on('error', () => res.destroy());

@@ -197,3 +197,19 @@ describe('a start that cannot bind a listener', () => {
     expect(refused).toBe(true);
   });
 });
+
+describe('a client that asks to close, on the http-proxy engine', () => {
+  let s: Served;
+  beforeAll(async () => {
+    s = await serve(writeConfig({ upstream: upstream.url, engine: 'http-proxy' }));
+  });
+  afterAll(async () => s.stop());
+
+  it('gets Connection: close and the connection ends, nothing behind it forwarded', async () => {
+    const r = await raw(s.apiPort, [get('hp1', [['Connection', 'close']]) + post('hp2')]);
+    const answers = responses(r.text);
+    expect(r.closed).toBe(true);
+    expect(answers.map((a) => [a.status, a.headers.connection])).toEqual([[200, 'close']]);
+    expect([reached('hp1'), reached('hp2')]).toEqual([1, 0]);
+  });
+});
