@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeLeadDigest } from '../../src/auth/lead-digest.js';
 import { signLeadToken } from '../../src/client/index.js';
 import { ask } from '../helpers/client.js';
+import { nextSecond } from '../helpers/clock.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
@@ -17,6 +18,7 @@ beforeAll(async () => {
   once = await startTestGateway(
     writeConfig({ upstream: upstream.url, extra: 'digest: { single_use: true }' }),
   );
+  await nextSecond();
 });
 afterAll(async () => {
   await gw.close();

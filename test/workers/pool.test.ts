@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Answer, ask } from '../helpers/client.js';
+import { nextSecond } from '../helpers/clock.js';
 import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
 import { runCli, type Served, serve, steadyLoadThroughSigterm } from '../helpers/process.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
@@ -40,6 +41,7 @@ describe('workers: 2 without Redis (node:cluster, state in the primary)', () => 
   let s: Served;
   beforeAll(async () => {
     s = await serve(pool());
+    await nextSecond();
   });
   afterAll(() => s.stop());
 
