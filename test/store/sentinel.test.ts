@@ -95,8 +95,14 @@ rate_limits:
 
     it('follows the failover: only 200, 503 store_unavailable or a stale stamp meanwhile; single use and limits hold', async () => {
       // Before: a digest used once, three of the five requests of the policy spent.
-      const before = await stampNow();
-      expect(await lookup(gw.apiPort, 0, before)).toBe('200');
+      // The gateway may be ready before its store answers (it waits 1 s at most): a 503 until then.
+      let before = await stampNow();
+      let first = await lookup(gw.apiPort, 0, before);
+      for (let i = 0; i < 10 && first === '503 store_unavailable'; i++) {
+        before = await stampNow();
+        first = await lookup(gw.apiPort, 0, before);
+      }
+      expect(first).toBe('200');
       expect(await lookup(gw.apiPort, 0, before)).toBe('401 replayed_digest');
       for (let i = 0; i < 3; i++) expect(await orders(gw.apiPort)).toBe(200);
       await waitForKey(sentinel.replicaPort, `${PREFIX}rl:per-key:key:server`, (v) => v !== null);
