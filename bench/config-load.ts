@@ -2,11 +2,12 @@ import { loadConfig } from '../src/config/load.js';
 import { writeBenchConfig } from './fixture.js';
 
 /**
- * `node --expose-gc config-load.js N`: time to load a config with N keys, and heap held per key.
+ * `node --expose-gc config-load.js N`: time to load a config with N keys of the soak shape, and heap
+ * held per key.
  * Prints one JSON line.
  */
 const keys = Number(process.argv[2] ?? 100_000);
-const path = writeBenchConfig({ upstreamPort: 1, engine: 'undici', extraKeys: keys });
+const path = writeBenchConfig({ upstreamPort: 1, engine: 'undici', extraKeys: keys, keyShape: 'soak' });
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 gc();
 const before = process.memoryUsage().heapUsed;

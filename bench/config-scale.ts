@@ -39,13 +39,23 @@ async function main() {
   const out: Record<string, unknown> = {};
   const sizes = process.argv.includes('--million') ? [20_000, 100_000, 1_000_000] : [20_000, 100_000];
   for (const keys of sizes) {
-    const path = writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', extraKeys: keys });
+    const path = writeBenchConfig({
+      upstreamPort: upstream.port,
+      engine: 'undici',
+      extraKeys: keys,
+      keyShape: 'soak',
+    });
     step(`${keys} keys: serve, ready, reload`);
     Object.assign(out, await serveAndReload(path, keys));
     step(`${keys} keys: heap held per key`);
     out[`held_bytes_per_key_${keys}`] = heldPerKey(keys);
   }
-  const path = writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', extraKeys: 100_000 });
+  const path = writeBenchConfig({
+    upstreamPort: upstream.port,
+    engine: 'undici',
+    extraKeys: 100_000,
+    keyShape: 'soak',
+  });
   step('100000 keys under a 200 MB heap cap');
   out.main_isolate_fits_200mb = fitsHeap(200);
   step('the loader thread under a 200 MB heap cap');

@@ -7,14 +7,24 @@ export interface PathProblem {
 }
 
 /**
- * Replaces `${NAME}` in every string from `env`, returning a new value. An unset variable is
- * reported through `onUnset` with the path of the string that names it, and replaced by ''.
+ * Replaces `${NAME}` in every string from `env`. An unset variable is reported through `onUnset`
+ * with the path of the string that names it, and replaced by ''. The input is not changed: what
+ * holds a replaced string is copied, the rest is shared (a 100,000-key config is mostly shared).
  */
 export function substituteEnv(
   value: unknown,
   env: NodeJS.ProcessEnv,
   onUnset: (path: Path, name: string) => void,
-  path: Array<string | number> = [],
+): unknown {
+  return substituted(value, env, onUnset, []);
+}
+
+/** `path` is one array, pushed and popped on the way down; reports get a copy. */
+function substituted(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  onUnset: (path: Path, name: string) => void,
+  path: Array<string | number>,
 ): unknown {
   if (typeof value === 'string') {
     if (!value.includes('${')) return value;
@@ -24,13 +34,20 @@ export function substituteEnv(
       return found ?? '';
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => substituteEnv(v, env, onUnset, [...path, i]));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = substituteEnv(v, env, onUnset, [...path, k]);
-    return out;
-  }
-  return value;
+  if (value === null || typeof value !== 'object') return value;
+  const source = value as Record<string | number, unknown>;
+  let copy: Record<string | number, unknown> | null = null;
+  const visit = (k: string | number) => {
+    path.push(k);
+    const next = substituted(source[k], env, onUnset, path);
+    path.pop();
+    if (next === source[k]) return;
+    copy ??= (Array.isArray(value) ? [...value] : { ...source }) as Record<string | number, unknown>;
+    copy[k] = next;
+  };
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) visit(i);
+  else for (const k of Object.keys(source)) visit(k);
+  return copy ?? value;
 }
 
 /**

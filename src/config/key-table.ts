@@ -13,17 +13,19 @@ const KINDS: ReadonlyArray<readonly [AccessType, Purpose | null]> = [
 const BUILT = 10_000;
 
 /**
- * The API keys of one config, packed so that 100,000 keys stay small: per key a Map entry keyed
- * by the 32-byte binary sha256, the name, the signing secret's text and a kind number; origins and
- * CORS lists only for the keys that have them. The ApiKey object (with its KeyObject) is built
- * when a request names the key, and the last {@link BUILT} built are kept.
+ * The API keys of one config, packed so that 100,000 keys stay small and load fast: per key a Map
+ * entry keyed by the 32-byte binary sha256, the name, the signing secret's text and a kind number;
+ * origins (as text) and CORS lists only for the keys that have them. The ApiKey object (with its
+ * KeyObjects and its origin matcher) is built when a request names the key, and the last
+ * {@link BUILT} built are kept.
  */
 export class KeyTable {
   private readonly index = new Map<string, number>();
   private readonly names: string[] = [];
   private readonly secrets: string[] = [];
   private readonly kinds: number[] = [];
-  private readonly origins = new Map<number, IpMatcher>();
+  /** `origin_ips` as one text, comma-separated: parsed into a matcher when the key is built. */
+  private readonly origins = new Map<number, string>();
   private readonly cors = new Map<number, ReadonlySet<string>>();
   private readonly allCors = new Set<string>();
   private readonly expires = new Map<number, number>();
@@ -42,7 +44,7 @@ export class KeyTable {
     // a rotating key's secrets live in `rotations`, the minting one first: not kept twice
     this.secrets.push(rotation === null ? own(secret) : '');
     this.kinds.push(KINDS.findIndex(([a, p]) => a === raw.access_type && p === (raw.purpose ?? null)));
-    if (raw.origin_ips) this.origins.set(at, createIpMatcher(raw.origin_ips.map(checkedRange)));
+    if (raw.origin_ips) this.origins.set(at, own(raw.origin_ips.join(',')));
     if (expiresAtS !== null) this.expires.set(at, expiresAtS);
     if (rotation !== null) {
       this.rotations.set(
@@ -102,7 +104,7 @@ export class KeyTable {
       secret: minting.key,
       kid: minting.kid,
       verifiers: Object.freeze(verifiers),
-      origins: this.origins.get(i) ?? null,
+      origins: matcherOf(this.origins.get(i)),
       corsOrigins: this.cors.get(i) ?? null,
       needsLead: access === 'READ' && purpose === 'STOREFRONT',
       expiresAtS: this.expires.get(i) ?? null,
@@ -118,6 +120,11 @@ export class KeyTable {
  */
 function own(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
+}
+
+/** A key's `origin_ips`, validated at load (a comma is in no address or range), as a matcher. */
+function matcherOf(list: string | undefined): IpMatcher | null {
+  return list === undefined ? null : createIpMatcher(list.split(',').map(checkedRange));
 }
 
 function secretKey(text: string) {

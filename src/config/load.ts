@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash as cryptoHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { leadsFileSchema } from '../leads/schema.js';
@@ -11,6 +11,7 @@ import { applyEnvOverrides } from './env-overrides.js';
 import { describeIssues, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
 import type { ResolvedKey, RotatedSecret } from './keys.js';
+import { parseConfig } from './parse.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
 import { configSchema, type RawConfig, type RawKey } from './schema.js';
 import type { Config, Lead, LeadsConfig, StoreSettings } from './types.js';
@@ -53,10 +54,11 @@ export function loadConfig(configPath: string, options: LoadOptions = {}): Confi
 export function validateConfig(configPath: string, options: LoadOptions = {}): ResolvedConfig {
   const env = options.env ?? process.env;
   const file = resolve(configPath);
-  const text = readText(file);
-  if (text instanceof Error) {
-    throw new ConfigError([{ file, line: null, field: '', message: `cannot read: ${text.message}` }]);
+  const bytes = readBytes(file);
+  if (bytes instanceof Error) {
+    throw new ConfigError([{ file, line: null, field: '', message: `cannot read: ${bytes.message}` }]);
   }
+  const text = bytes.toString('utf8');
   const read = readYaml(file, text);
   if ('problems' in read) throw new ConfigError(read.problems);
   const problems = new ProblemList(file, text);
@@ -67,7 +69,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
     problems.add(path, `environment variable ${name} is not set${examples(name)}`),
   );
   const value = applyEnvOverrides(substituted, env, (path, message) => problems.add(path, message));
-  const parsed = configSchema.safeParse(value);
+  const parsed = parseConfig(value);
   if (!parsed.success) {
     for (const problem of describeIssues(parsed.error.issues, value, configSchema)) {
       if (!problems.has(problem.path)) problems.add(problem.path, problem.message);
@@ -77,11 +79,11 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   const { keys: rawKeys, ...raw } = parsed.data;
   const base = dirname(file);
   // Every file this config reads, with what was read (null: missing): the fingerprint's input.
-  const watched = new Map<string, string | null>([[file, text]]);
+  const watched = new Map<string, Buffer | null>([[file, bytes]]);
   const extra: ConfigProblem[] = [];
   const readNamed = (path: Path, name: string): string | null => {
     const full = resolve(base, name);
-    const content = readText(full);
+    const content = readBytes(full);
     watched.set(full, content instanceof Error ? null : content);
     if (content instanceof Error) {
       problems.add(
@@ -90,7 +92,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
       );
       return null;
     }
-    return content;
+    return content.toString('utf8');
   };
   const keys = resolveKeys(rawKeys, { problems, warnings, readNamed, nowS: Math.floor(Date.now() / 1000) });
   const leads = resolveLeads(parsed.data, base, readNamed, watched, extra);
@@ -116,17 +118,21 @@ export function fingerprint(files: readonly string[]): string {
   return fingerprintOf(
     new Map(
       files.map((f) => {
-        const content = readText(f);
+        const content = readBytes(f);
         return [f, content instanceof Error ? null : content];
       }),
     ),
   );
 }
 
-/** The fingerprint of files already read, in the order they were read. */
-function fingerprintOf(contents: ReadonlyMap<string, string | null>): string {
+/** The fingerprint of files already read (their bytes: a text would be encoded again), in order. */
+function fingerprintOf(contents: ReadonlyMap<string, Buffer | null>): string {
   const hash = createHash('sha256');
-  for (const [f, content] of contents) hash.update(`${f}\0${content ?? 'missing'}\0`);
+  for (const [f, content] of contents)
+    hash
+      .update(`${f}\0`)
+      .update(content ?? 'missing')
+      .update('\0');
   return hash.digest('hex');
 }
 
@@ -188,9 +194,9 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
   return deepFreeze(config);
 }
 
-function readText(file: string): string | Error {
+function readBytes(file: string): Buffer | Error {
   try {
-    return readFileSync(file, 'utf8');
+    return readFileSync(file);
   } catch (err) {
     return err instanceof Error ? err : new Error(String(err));
   }
@@ -210,9 +216,7 @@ function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[]
   rawKeys.forEach((raw, i) => {
     const at = (...rest: Array<string | number>): Path => ['keys', i, ...rest];
     const sha256 =
-      raw.key !== undefined
-        ? createHash('sha256').update(raw.key).digest('hex')
-        : (raw.key_sha256 ?? '').toLowerCase();
+      raw.key !== undefined ? cryptoHash('sha256', raw.key, 'hex') : (raw.key_sha256 ?? '').toLowerCase();
     const twin = byValue.get(sha256);
     if (twin !== undefined) {
       ctx.problems.add(
@@ -220,7 +224,8 @@ function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[]
         `key "${raw.name}" has the same value as key "${twin}"`,
       );
     }
-    byValue.set(sha256, raw.name);
+    // the first of a value is the one named, as in the list's own check (schema.ts)
+    else byValue.set(sha256, raw.name);
     let secret = raw.signing_secret ?? null;
     if (raw.signing_secret_file !== undefined) {
       secret = readSecretFile(ctx, at('signing_secret_file'), raw.signing_secret_file);
@@ -326,7 +331,7 @@ function resolveLeads(
   raw: RawConfig,
   base: string,
   readNamed: (path: Path, name: string) => string | null,
-  watched: Map<string, string | null>,
+  watched: Map<string, Buffer | null>,
   out: ConfigProblem[],
 ): LeadsConfig {
   const up = raw.leads.upstream;

@@ -15,9 +15,11 @@ const port = z.number().int().min(0).max(65535);
 const host = z.string().min(1);
 const positive = z.number().int().positive();
 const nonNegative = z.number().int().min(0);
+/** A browser origin (`cors.origins`, `cors_origins`). */
+export const ORIGIN = /^https?:\/\/[^/\s]+$/;
 const origin = z
   .string()
-  .regex(/^https?:\/\/[^/\s]+$/, 'must be an origin such as https://shop.example.com (no path, no "*")');
+  .regex(ORIGIN, 'must be an origin such as https://shop.example.com (no path, no "*")');
 
 /** An address or CIDR range, checked here so it is reported with every other problem. */
 const ipRange = z.string().superRefine((text, ctx) => {
@@ -33,11 +35,23 @@ const rfc3339 = z.iso.datetime({
   message: 'must be an RFC 3339 time, e.g. 2027-06-30T00:00:00Z',
 });
 
+/** A key's `name`, and `key_sha256`; the shortest `key` and signing secret. */
+export const KEY_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const KEY_SHA256 = /^[0-9a-fA-F]{64}$/;
+export const MIN_KEY = 16;
+export const MIN_SECRET = 16;
+
+/** True for a time `expires_at` and `verify_until` accept. */
+export const isRfc3339 = (text: string): boolean => rfc3339.safeParse(text).success;
+
+/** A `signing_secrets` kid. */
+export const KID = /^[\x21-\x7e]{1,64}$/;
+
 /** One entry of `signing_secrets`: a kid, the secret (or its file) and when it stops verifying. */
 const signingSecretSchema = z
   .strictObject({
-    kid: z.string().regex(/^[\x21-\x7e]{1,64}$/, 'must be 1-64 visible ASCII characters'),
-    secret: z.string().min(16, 'a signing secret must have at least 16 characters').optional(),
+    kid: z.string().regex(KID, 'must be 1-64 visible ASCII characters'),
+    secret: z.string().min(MIN_SECRET, 'a signing secret must have at least 16 characters').optional(),
     secret_file: z.string().min(1).optional(),
     verify_until: rfc3339.optional(),
   })
@@ -51,19 +65,20 @@ const signingSecretSchema = z
     }
   });
 
-const keySchema = z
+export const keySchema = z
   .strictObject({
-    name: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-"'),
-    key: z.string().min(16, 'an API key must have at least 16 characters').optional(),
+    name: z.string().regex(KEY_NAME, 'must be 1-64 letters, digits, ".", "_" or "-"'),
+    key: z.string().min(MIN_KEY, 'an API key must have at least 16 characters').optional(),
     key_sha256: z
       .string()
-      .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (see `leadgate hash-key`)')
+      .regex(KEY_SHA256, 'must be 64 hex characters (see `leadgate hash-key`)')
       .optional(),
     access_type: z.enum(['READ', 'WRITE']),
     purpose: z.enum(['SERVER', 'STOREFRONT']).optional(),
-    signing_secret: z.string().min(16, 'a signing secret must have at least 16 characters').optional(),
+    signing_secret: z
+      .string()
+      .min(MIN_SECRET, 'a signing secret must have at least 16 characters')
+      .optional(),
     signing_secret_file: z.string().min(1).optional(),
     /** Instead of signing_secret: the first mints, every live one verifies (rotation). */
     signing_secrets: z.array(signingSecretSchema).min(1, 'list at least one secret').optional(),
@@ -122,17 +137,9 @@ const keySchema = z
  * `key` and a `key_sha256` of one value are found after validation, where the keys are hashed.
  */
 function uniqueKeys(keys: ReadonlyArray<z.infer<typeof keySchema>>, ctx: z.RefinementCtx): void {
-  const names = new Map<string, number>();
+  uniqueNames(keys, ctx);
   const values = new Map<string, string>();
   keys.forEach((k, i) => {
-    const sameName = names.get(k.name);
-    if (sameName !== undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [i, 'name'],
-        message: `duplicate key name "${k.name}" (also keys.${sameName})`,
-      });
-    } else names.set(k.name, i);
     const value = k.key ?? (k.key_sha256 === undefined ? undefined : `sha256:${k.key_sha256.toLowerCase()}`);
     if (value === undefined) return;
     const twin = values.get(value);
@@ -146,70 +153,100 @@ function uniqueKeys(keys: ReadonlyArray<z.infer<typeof keySchema>>, ctx: z.Refin
   });
 }
 
-export const configSchema = z
-  .strictObject({
-    /** Processes serving the API (node:cluster): 1, a number, or `auto` (the cgroup CPU quota, else the cores). */
-    workers: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default(1),
-    state: storeSchema,
-    listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
-    admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
-    /** A second listener for auth-only answers: nginx auth_request, Traefik ForwardAuth, Envoy ext_authz. */
-    forward_auth: z.strictObject({ listen: endpoint(8081) }).optional(),
-    upstream: z.strictObject({
-      url: z.url({ protocol: /^https?$/ }),
-      timeout_ms: positive.default(30_000),
-      connect_timeout_ms: positive.default(5_000),
-      max_sockets: positive.default(256),
-      health_path: z.string().startsWith('/').optional(),
-      engine: z.enum(['undici', 'http-proxy']).default('undici'),
-      underscore_headers: z.enum(['drop', 'pass']).default('drop'),
+function uniqueNames(keys: ReadonlyArray<{ name: string }>, ctx: z.RefinementCtx): void {
+  const names = new Map<string, number>();
+  keys.forEach((k, i) => {
+    const sameName = names.get(k.name);
+    if (sameName !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [i, 'name'],
+        message: `duplicate key name "${k.name}" (also keys.${sameName})`,
+      });
+    } else names.set(k.name, i);
+  });
+}
+
+/** Every section but `keys`. */
+const configShape = {
+  /** Processes serving the API (node:cluster): 1, a number, or `auto` (the cgroup CPU quota, else the cores). */
+  workers: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default(1),
+  state: storeSchema,
+  listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
+  admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
+  /** A second listener for auth-only answers: nginx auth_request, Traefik ForwardAuth, Envoy ext_authz. */
+  forward_auth: z.strictObject({ listen: endpoint(8081) }).optional(),
+  upstream: z.strictObject({
+    url: z.url({ protocol: /^https?$/ }),
+    timeout_ms: positive.default(30_000),
+    connect_timeout_ms: positive.default(5_000),
+    max_sockets: positive.default(256),
+    health_path: z.string().startsWith('/').optional(),
+    engine: z.enum(['undici', 'http-proxy']).default('undici'),
+    underscore_headers: z.enum(['drop', 'pass']).default('drop'),
+  }),
+  client_ip: z
+    .strictObject({ trusted_proxies: z.array(ipRange).default([]) })
+    .default({ trusted_proxies: [] }),
+  digest: z
+    .strictObject({
+      max_skew_s: positive.default(300),
+      single_use: z.boolean().default(false),
+      on_store_error: z.enum(['deny', 'allow']).default('deny'),
+    })
+    .default({ max_skew_s: 300, single_use: false, on_store_error: 'deny' }),
+  rate_limits: rateLimitsSchema,
+  lead_token: z
+    .strictObject({
+      ttl_s: positive.default(3600),
+      max_skew_s: nonNegative.default(60),
+      cache_size: nonNegative.default(10_000),
+    })
+    .default({ ttl_s: 3600, max_skew_s: 60, cache_size: 10_000 }),
+  leads: leadsSchema,
+  cors: z
+    .strictObject({ origins: z.array(origin).default([]), max_age_s: nonNegative.default(600) })
+    .default({ origins: [], max_age_s: 600 }),
+  shutdown: z
+    .strictObject({ delay_s: nonNegative.default(5), timeout_s: nonNegative.default(25) })
+    .default({ delay_s: 5, timeout_s: 25 }),
+  limits: z
+    .strictObject({
+      max_header_bytes: positive.default(16_384),
+      max_header_count: positive.max(10_000).default(100),
+      max_body_bytes: positive.optional(),
+      header_timeout_ms: positive.default(10_000),
+      request_timeout_ms: positive.default(60_000),
+      keepalive_timeout_ms: positive.default(5_000),
+    })
+    .default({
+      max_header_bytes: 16_384,
+      max_header_count: 100,
+      header_timeout_ms: 10_000,
+      request_timeout_ms: 60_000,
+      keepalive_timeout_ms: 5_000,
     }),
-    client_ip: z
-      .strictObject({ trusted_proxies: z.array(ipRange).default([]) })
-      .default({ trusted_proxies: [] }),
-    digest: z
-      .strictObject({
-        max_skew_s: positive.default(300),
-        single_use: z.boolean().default(false),
-        on_store_error: z.enum(['deny', 'allow']).default('deny'),
-      })
-      .default({ max_skew_s: 300, single_use: false, on_store_error: 'deny' }),
-    rate_limits: rateLimitsSchema,
-    lead_token: z
-      .strictObject({
-        ttl_s: positive.default(3600),
-        max_skew_s: nonNegative.default(60),
-        cache_size: nonNegative.default(10_000),
-      })
-      .default({ ttl_s: 3600, max_skew_s: 60, cache_size: 10_000 }),
-    leads: leadsSchema,
-    cors: z
-      .strictObject({ origins: z.array(origin).default([]), max_age_s: nonNegative.default(600) })
-      .default({ origins: [], max_age_s: 600 }),
-    shutdown: z
-      .strictObject({ delay_s: nonNegative.default(5), timeout_s: nonNegative.default(25) })
-      .default({ delay_s: 5, timeout_s: 25 }),
-    limits: z
-      .strictObject({
-        max_header_bytes: positive.default(16_384),
-        max_header_count: positive.max(10_000).default(100),
-        max_body_bytes: positive.optional(),
-        header_timeout_ms: positive.default(10_000),
-        request_timeout_ms: positive.default(60_000),
-        keepalive_timeout_ms: positive.default(5_000),
-      })
-      .default({
-        max_header_bytes: 16_384,
-        max_header_count: 100,
-        header_timeout_ms: 10_000,
-        request_timeout_ms: 60_000,
-        keepalive_timeout_ms: 5_000,
-      }),
-    tracing: tracingSchema,
-    log: z
-      .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
-      .default({ requests: 'all' }),
-    keys: z.array(keySchema).min(1, 'at least one key is needed').superRefine(uniqueKeys),
+  tracing: tracingSchema,
+  log: z
+    .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
+    .default({ requests: 'all' }),
+};
+
+const atLeastOne = 'at least one key is needed';
+
+export const configSchema = z
+  .strictObject({ ...configShape, keys: z.array(keySchema).min(1, atLeastOne).superRefine(uniqueKeys) })
+  .superRefine(policiesFit);
+
+/**
+ * The same checks for a config whose keys were each checked already (parse.ts): the list's count
+ * and names. Two keys of one value are found where the keys are hashed (load.ts), with the same
+ * words. Its output is a RawConfig.
+ */
+export const checkedKeysConfigSchema = z
+  .strictObject({
+    ...configShape,
+    keys: z.array(z.custom<z.infer<typeof keySchema>>()).min(1, atLeastOne).superRefine(uniqueNames),
   })
   .superRefine(policiesFit);
 

@@ -9,9 +9,13 @@ export type Address = ipaddr.IPv4 | ipaddr.IPv6;
 export function parseAddress(text: string): Address | null {
   const trimmed = text.trim();
   // Four dotted decimals only: no `1.2.3`, `0x7f.1` or other legacy IPv4 shorthands.
-  if (!ipaddr.IPv4.isValidFourPartDecimal(trimmed) && !ipaddr.IPv6.isValid(trimmed)) return null;
+  if (!trimmed.includes(':')) {
+    return ipaddr.IPv4.isValidFourPartDecimal(trimmed) ? ipaddr.IPv4.parse(trimmed) : null;
+  }
+  // One parse, where ipaddr.process would try each family's parser in turn (a config loads many).
   try {
-    return ipaddr.process(trimmed);
+    const v6 = ipaddr.IPv6.parse(trimmed);
+    return v6.isIPv4MappedAddress() ? v6.toIPv4Address() : v6;
   } catch {
     return null;
   }
@@ -35,23 +39,43 @@ export function parseRange(text: string): Range | string {
     if (!addr) return `"${trimmed}" is not an IP address`;
     return [addr, addr.kind() === 'ipv4' ? 32 : 128];
   }
-  const slash = trimmed.indexOf('/');
-  if (!ipaddr.isValidCIDR(trimmed) || parseAddress(trimmed.slice(0, slash)) === null) {
-    return `"${trimmed}" is not a CIDR range`;
-  }
-  let [addr, bits] = ipaddr.parseCIDR(trimmed);
+  const cidr = parseCidr(trimmed);
+  if (cidr === null) return `"${trimmed}" is not a CIDR range`;
+  let [addr, bits] = cidr;
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
     addr = (addr as ipaddr.IPv6).toIPv4Address();
     bits -= 96;
   }
-  const network =
-    addr.kind() === 'ipv4'
-      ? ipaddr.IPv4.networkAddressFromCIDR(`${addr.toString()}/${bits}`)
-      : ipaddr.IPv6.networkAddressFromCIDR(`${addr.toString()}/${bits}`);
-  if (addressKey(network) !== addressKey(addr)) {
+  if (hasHostBits(addr, bits)) {
+    const network =
+      addr.kind() === 'ipv4'
+        ? ipaddr.IPv4.networkAddressFromCIDR(`${addr.toString()}/${bits}`)
+        : ipaddr.IPv6.networkAddressFromCIDR(`${addr.toString()}/${bits}`);
     return `"${trimmed}" has host bits set (did you mean ${addressKey(network)}/${bits}?)`;
   }
   return [addr, bits];
+}
+
+/** `address/bits` of one family, the address as strict as {@link parseAddress}; null if it is not. */
+function parseCidr(text: string): [Address, number] | null {
+  const prefix = text.slice(0, text.indexOf('/'));
+  const v6 = prefix.includes(':');
+  if (!v6 && !ipaddr.IPv4.isValidFourPartDecimal(prefix)) return null;
+  try {
+    return v6 ? ipaddr.IPv6.parseCIDR(text) : ipaddr.IPv4.parseCIDR(text);
+  } catch {
+    return null;
+  }
+}
+
+/** True when `addr` has a bit set past the first `bits` (`10.0.0.1/8`). */
+function hasHostBits(addr: Address, bits: number): boolean {
+  const mask =
+    addr.kind() === 'ipv4'
+      ? ipaddr.IPv4.subnetMaskFromPrefixLength(bits)
+      : ipaddr.IPv6.subnetMaskFromPrefixLength(bits);
+  const maskBytes = mask.toByteArray();
+  return addr.toByteArray().some((byte, i) => (byte & ~(maskBytes[i] ?? 0)) !== 0);
 }
 
 /** A range validation already accepted (the config schema checks each one). */

@@ -23,7 +23,8 @@ export function policiesFit(
   },
   ctx: z.RefinementCtx,
 ): void {
-  const keyNames = new Set(raw.keys.map((k) => k.name));
+  // built only when a policy names keys: a config may hold 100,000
+  let keyNames: ReadonlySet<string> | null = null;
   const seen = new Set<string>();
   raw.rate_limits.policies.forEach((p, i) => {
     if (seen.has(p.name)) {
@@ -35,6 +36,7 @@ export function policiesFit(
     }
     seen.add(p.name);
     p.keys?.forEach((name, j) => {
+      keyNames ??= new Set(raw.keys.map((k) => k.name));
       if (!keyNames.has(name)) {
         ctx.addIssue({
           code: 'custom',
