@@ -39,8 +39,8 @@ export class KeyTable {
 
   add({ raw, sha256, secret, rotation, expiresAtS }: ResolvedKey): void {
     const at = this.names.length;
-    this.index.set(Buffer.from(sha256, 'hex').toString('latin1'), at);
-    this.names.push(own(raw.name));
+    this.index.set(sha256, at);
+    this.names.push(ownAscii(raw.name));
     // a rotating key's secrets live in `rotations`, the minting one first: not kept twice
     this.secrets.push(rotation === null ? own(secret) : '');
     this.kinds.push(KINDS.findIndex(([a, p]) => a === raw.access_type && p === (raw.purpose ?? null)));
@@ -120,6 +120,11 @@ export class KeyTable {
  */
 function own(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
+}
+
+/** {@link own} for a text of ASCII only (a key name: schema.ts allows no other character). */
+function ownAscii(text: string): string {
+  return Buffer.from(text, 'latin1').toString('latin1');
 }
 
 /** A key's `origin_ips`, validated at load (a comma is in no address or range), as a matcher. */

@@ -1,4 +1,8 @@
-import { LineCounter, parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
+
+/** `yaml` (with positions, slow) runs only to name the lines of problems: loaded then, not at start. */
+const yaml = (): typeof Yaml => createRequire(import.meta.url)('yaml') as typeof Yaml;
 
 /** One problem of a config, placed at a file and line so an operator can go straight to it. */
 export interface ConfigProblem {
@@ -75,6 +79,7 @@ export class ProblemList {
 
 /** Maps a path in a YAML text to the line its value (or the nearest parent) stands on. */
 function lineFinder(text: string): (path: Path) => number | null {
+  const { LineCounter, parseDocument } = yaml();
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, keepSourceTokens: false });
   return (path) => {

@@ -1,5 +1,11 @@
-import { createSentinel } from '@redis/client';
-import { type LinkOptions, type RedisLink, reasonOf, reconnectStrategy, runScript } from './link.js';
+import {
+  type LinkOptions,
+  nodeRedis,
+  type RedisLink,
+  reasonOf,
+  reconnectStrategy,
+  runScript,
+} from './link.js';
 
 export interface SentinelSettings {
   /** The master's name in Sentinel (`sentinel monitor <name> …`). */
@@ -18,7 +24,7 @@ const RETRY_CONNECT_MS = 1_000;
  */
 export function linkToSentinel(settings: SentinelSettings, options: LinkOptions): RedisLink {
   const socket = { connectTimeout: options.connectTimeoutMs, reconnectStrategy };
-  const sentinel = createSentinel({
+  const sentinel = nodeRedis().createSentinel({
     name: settings.master,
     sentinelRootNodes: settings.nodes.map((n) => ({ host: n.host, port: n.port })),
     masterPoolSize: 1,
