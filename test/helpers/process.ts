@@ -27,8 +27,12 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** Runs `leadgate serve --config PATH` as a real process and waits for its ready line. */
-export async function serve(configPath: string, env: NodeJS.ProcessEnv = {}): Promise<Served> {
+/** Runs `leadgate serve --config PATH` as a real process and waits (`readyMs` at most) for its ready line. */
+export async function serve(
+  configPath: string,
+  env: NodeJS.ProcessEnv = {},
+  readyMs = 10_000,
+): Promise<Served> {
   const child = spawn(process.execPath, [BIN, 'serve', '--config', configPath], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -83,7 +87,7 @@ export async function serve(configPath: string, env: NodeJS.ProcessEnv = {}): Pr
       exited.then(() => reject(new Error(`leadgate exited; stderr: ${stderr}`)));
     });
   };
-  const ready = await waitFor((l) => l.msg === 'leadgate ready');
+  const ready = await waitFor((l) => l.msg === 'leadgate ready', readyMs);
   const port = (s: unknown) => Number(String(s).split(':').at(-1));
   return {
     child,
