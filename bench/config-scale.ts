@@ -9,6 +9,7 @@ import { startGateway } from '../src/gateway.js';
 import { createLogger } from '../src/observability/log.js';
 import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { runLoad } from './load.js';
+import { start } from './process.js';
 
 /**
  * `npm run bench:config [-- --million]`: issue 10's targets for large key tables, measured, not
@@ -215,25 +216,24 @@ async function reloadUnderLoad(path: string) {
   };
 }
 
-/** Token-path req/s with 10 keys and with 100,000 keys, one after the other, same load. */
+/**
+ * Token-path req/s with 10 keys and with 100,000 keys, one after the other, same load. Each gateway
+ * is its own `leadgate serve` process: wrk runs synchronously, and would stall one in this process.
+ */
 async function throughput(upstreamPort: number) {
   const rps: Record<string, number> = {};
   for (const keys of [10, 100_000]) {
     const path = writeBenchConfig({ upstreamPort, engine: 'undici', extraKeys: keys, logRequests: 'all' });
-    const gw = await startGateway({
-      configPath: path,
-      logger: createLogger({ level: 'error' }),
-      watch: false,
-    });
+    const gw = await start([MAIN, 'serve', '--config', path], { LEADGATE_WATCH: '0' });
     const headers = {
       'x-apikey': STOREFRONT_KEY,
       'x-source': 'web',
       'x-leadtoken': signLeadToken(SECRET, 'lead-1'),
     };
-    const url = `http://127.0.0.1:${gw.apiPort}/api/v2/merchant/orders`;
+    const url = `http://127.0.0.1:${gw.port}/api/v2/merchant/orders`;
     await runLoad({ url, headers, connections: 50, seconds: 2 });
     rps[`rps_${keys}_keys`] = Math.round((await runLoad({ url, headers, connections: 50, seconds: 5 })).rps);
-    await gw.close();
+    gw.child.kill('SIGKILL');
   }
   return {
     ...rps,
