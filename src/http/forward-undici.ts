@@ -1,5 +1,5 @@
 import { subscribe } from 'node:diagnostics_channel';
-import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../contract/errors.js';
@@ -17,7 +17,6 @@ export interface UndiciForwarderOptions {
 
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
-const HANDLER = Symbol('leadgate.forward');
 
 /**
  * The handler whose request undici is writing now. undici calls `onRequestStart` and then, in the
@@ -126,7 +125,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   }
 
   /** The client's response closed: if it did not finish, stop the upstream request too. */
-  clientClosed(): void {
+  closed(): void {
     clearTimeout(this.timer);
     if (this.job.res.writableFinished) return;
     this.done = true;
@@ -136,10 +135,6 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
 function onHeadersTimeout(handler: ForwardHandler): void {
   handler.fail(upstreamTimeout());
-}
-
-function onResponseClose(this: ServerResponse & { [HANDLER]?: ForwardHandler }): void {
-  this[HANDLER]?.clientClosed();
 }
 
 /**
@@ -165,10 +160,8 @@ export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarde
 
   return {
     forward(job: ForwardJob): ForwardHandle {
-      const { req, res } = job;
+      const { req } = job;
       const handler = new ForwardHandler(job, process.hrtime.bigint());
-      (res as ServerResponse & { [HANDLER]?: ForwardHandler })[HANDLER] = handler;
-      res.once('close', onResponseClose);
       const hasBody =
         req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
       if (hasBody && job.maxBodyBytes !== null) {
