@@ -39,7 +39,7 @@ export class KeyTable {
 
   add({ raw, sha256, secret, rotation, expiresAtS }: ResolvedKey): void {
     const at = this.names.length;
-    this.index.set(sha256, at);
+    this.index.set(Buffer.from(sha256, 'hex').toString('latin1'), at);
     this.names.push(ownAscii(raw.name));
     // a rotating key's secrets live in `rotations`, the minting one first: not kept twice
     this.secrets.push(rotation === null ? own(secret) : '');

@@ -51,7 +51,7 @@ export interface RotatedSecret {
 
 export interface ResolvedKey {
   readonly raw: RawKey;
-  /** sha256(key), its 32 bytes as a latin1 string (the key table's index: no hex to decode). */
+  /** Lowercase hex of sha256(key). */
   readonly sha256: string;
   /** The secret that mints. */
   readonly secret: string;

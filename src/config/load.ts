@@ -216,9 +216,7 @@ function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[]
   rawKeys.forEach((raw, i) => {
     const at = (...rest: Array<string | number>): Path => ['keys', i, ...rest];
     const sha256 =
-      raw.key !== undefined
-        ? cryptoHash('sha256', raw.key, 'binary')
-        : Buffer.from(raw.key_sha256 ?? '', 'hex').toString('latin1');
+      raw.key !== undefined ? cryptoHash('sha256', raw.key, 'hex') : (raw.key_sha256 ?? '').toLowerCase();
     const twin = byValue.get(sha256);
     if (twin !== undefined) {
       ctx.problems.add(
