@@ -13,7 +13,7 @@ const forwarder =
     ? createUndiciForwarder({ connections: 256, connectTimeoutMs: 5000 })
     : createHttpProxyForwarder(new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256 }));
 const server = http.createServer((req, res) => {
-  forwarder.forward({
+  const handle = forwarder.forward({
     req,
     res,
     target,
@@ -26,6 +26,7 @@ const server = http.createServer((req, res) => {
       res.writeHead(error.status).end();
     },
   });
+  res.on('close', () => handle.closed());
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {

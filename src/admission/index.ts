@@ -1,10 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { createClientIpResolver } from '../auth/client-ip.js';
+import { type ClientIpResolver, createClientIpResolver } from '../auth/client-ip.js';
 import type { Principal } from '../auth/pipeline.js';
 import type { Config } from '../config/types.js';
 import type { GatewayError } from '../contract/errors.js';
 import { addressKey } from '../net/ip.js';
-import { createRateLimiter } from '../ratelimit/limiter.js';
+import { createRateLimiter, type Subject } from '../ratelimit/limiter.js';
 import type { MemoryStore } from '../store/memory.js';
 import type { StateStore } from '../store/types.js';
 import { createSingleUse } from './single-use.js';
@@ -66,16 +66,7 @@ export function createAdmission(config: Config, deps: AdmissionDeps): Admit | nu
   const clientIp = createClientIpResolver(config.trustedProxies);
 
   function limit(principal: Principal, facts: AdmissionFacts): Admitted | Promise<Admitted> | null {
-    const lead = principal.lead;
-    const checked = limiter?.check({
-      keyName: principal.key.name,
-      clientIp: () => {
-        const address = clientIp(facts.peer, facts.headers['x-forwarded-for']);
-        return address === null ? 'unknown' : addressKey(address);
-      },
-      lead:
-        lead === null ? null : lead.via === 'digest' ? `customer:${lead.customerId}` : `lead:${lead.leadId}`,
-    });
+    const checked = limiter?.check(new RequestSubject(principal, facts, clientIp));
     if (checked === undefined || checked === null) return null;
     return after(checked, (o) => ({ headers: o.headers, error: o.refusal }));
   }
@@ -88,6 +79,32 @@ export function createAdmission(config: Config, deps: AdmissionDeps): Admit | nu
       return limit(principal, facts) ?? ADMITTED;
     });
   };
+}
+
+/** One request as the rate limiter sees it: methods on a prototype, nothing worked out in advance. */
+class RequestSubject implements Subject {
+  readonly keyName: string;
+  readonly hasLead: boolean;
+
+  constructor(
+    private readonly principal: Principal,
+    private readonly facts: AdmissionFacts,
+    private readonly resolveIp: ClientIpResolver,
+  ) {
+    this.keyName = principal.key.name;
+    this.hasLead = principal.lead !== null;
+  }
+
+  clientIp(): string {
+    const address = this.resolveIp(this.facts.peer, this.facts.headers['x-forwarded-for']);
+    return address === null ? 'unknown' : addressKey(address);
+  }
+
+  lead(): string {
+    const lead = this.principal.lead;
+    if (lead === null) return '';
+    return lead.via === 'digest' ? `customer:${lead.customerId}` : `lead:${lead.leadId}`;
+  }
 }
 
 /** `f` on a value that may still be coming: at once when it is here, else when it comes. */

@@ -8,7 +8,12 @@ import { type Address, type IpMatcher, parseAddress } from '../net/ip.js';
  * are trusted). A malformed entry met on that walk makes the address unknown (null): it can never
  * match an allow-list, so a key with `origin_ips` is refused.
  */
-export function createClientIpResolver(trusted: IpMatcher) {
+export type ClientIpResolver = (
+  peer: string | undefined,
+  forwardedFor: string | string[] | undefined,
+) => Address | null;
+
+export function createClientIpResolver(trusted: IpMatcher): ClientIpResolver {
   return function resolveClientIp(
     peer: string | undefined,
     forwardedFor: string | string[] | undefined,

@@ -29,9 +29,13 @@ interface ConnectionState {
 /** A request the guard knows of: started (its exchange set) or waiting in the queue. */
 interface Waiting {
   readonly req: IncomingMessage;
-  readonly run: () => void;
+  readonly res: ServerResponse;
+  readonly start: StartExchange;
   exchange: Exchange | null;
 }
+
+/** Serves a request the guard let through; returns its exchange. One function per listener. */
+export type StartExchange = (req: IncomingMessage, res: ServerResponse) => Exchange;
 
 const STATE = Symbol('leadgate.connection');
 type Tracked = Socket & { [STATE]?: ConnectionState };
@@ -87,7 +91,7 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
     if (state.pending > 0) return;
     const next = state.queue.shift();
     if (next !== undefined) {
-      next.run();
+      run(state, next);
     } else if (state.deferred !== null) {
       const error = state.deferred;
       state.deferred = null;
@@ -97,34 +101,31 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
 
   return {
     /**
-     * A request arrived; `start` serves it and returns its exchange. Pipelined requests are served
-     * one after the other: a request starts once every earlier answer is written, and a request
+     * A request arrived; `start` serves it and returns its exchange, which calls `ended` when its
+     * response closes. Pipelined requests are served one after the other: a request starts once every earlier answer is written, and a request
      * behind an answer that closed the connection is never started: not forwarded, not answered,
      * not counted (RFC 9112 §9.6). Node has parsed it already; the guard is where it stops.
      */
-    begin(req: IncomingMessage, res: ServerResponse, start: () => Exchange): void {
+    begin(req: IncomingMessage, res: ServerResponse, start: StartExchange): void {
       const socket = req.socket as Tracked;
       const state = stateOf(socket);
       if (state.last || state.errored) return;
-      const waiting: Waiting = {
-        req,
-        exchange: null,
-        run: () => {
-          state.pending++;
-          let done = false;
-          const finish = (finished: boolean) => {
-            if (done) return;
-            done = true;
-            answered(socket, state, !finished || endsConnection(res) || socket.destroyed);
-          };
-          res.once('finish', () => finish(true));
-          res.once('close', () => finish(false));
-          waiting.exchange = start();
-        },
-      };
+      const waiting: Waiting = { req, res, start, exchange: null };
       if (!req.complete) state.receiving = waiting;
-      if (state.pending === 0 && state.queue.length === 0) waiting.run();
+      if (state.pending === 0 && state.queue.length === 0) run(state, waiting);
       else state.queue.push(waiting);
+    },
+
+    /**
+     * A started request's response closed: its answer is written (`writableFinished`) or its
+     * connection broke. Called once per started request, by its exchange (one `close` listener
+     * per request, not one per party that cares).
+     */
+    ended(res: ServerResponse, socket: Socket): void {
+      const tracked = socket as Tracked;
+      const state = tracked[STATE];
+      if (state === undefined) return;
+      answered(tracked, state, !res.writableFinished || endsConnection(res) || socket.destroyed);
     },
 
     /** This connection ends after the current answer, with a bounded close. */
@@ -171,6 +172,11 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
 }
 
 export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
+
+function run(state: ConnectionState, waiting: Waiting): void {
+  state.pending++;
+  waiting.exchange = waiting.start(waiting.req, waiting.res);
+}
 
 /** The answer says `Connection: close`, set by the handler or by Node (HTTP/1.0, a client's `close`). */
 function endsConnection(res: ServerResponse): boolean {

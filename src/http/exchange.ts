@@ -57,9 +57,10 @@ export class Exchange implements GuardedExchange {
     readonly state: GatewayState,
   ) {
     this.socket = req.socket;
+    (res as Owned)[EXCHANGE] = this;
+    res.on('close', onResponseClose);
     this.trace = deps.tracer === null ? null : deps.tracer.begin(req.method ?? 'GET', req.headers);
     deps.inflight.count++;
-    res.once('close', () => this.closed());
   }
 
   /** True once an answer has started (or the connection is gone): nothing more may be written. */
@@ -130,7 +131,18 @@ export class Exchange implements GuardedExchange {
     else this.refuse(internal);
   }
 
-  private closed(): void {
+  /**
+   * The response closed, answered or not: the one `close` listener of a request. The forwarder
+   * stops an upstream request whose answer did not finish, the request is counted and logged,
+   * then the connection guard may start the next pipelined request.
+   */
+  closed(): void {
+    this.forwarding?.closed();
+    this.account();
+    this.deps.guard.ended(this.res, this.socket);
+  }
+
+  private account(): void {
     const { deps, res, req } = this;
     deps.inflight.count--;
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
@@ -168,3 +180,11 @@ export class Exchange implements GuardedExchange {
 }
 
 const internal = new GatewayError('internal_error', 'the gateway failed to serve this request');
+
+const EXCHANGE = Symbol('leadgate.exchange');
+type Owned = ServerResponse & { [EXCHANGE]?: Exchange };
+
+/** A `close` listener shared by every response (no closure per request). */
+function onResponseClose(this: Owned): void {
+  this[EXCHANGE]?.closed();
+}

@@ -60,18 +60,20 @@ export function originalRequest(
  */
 export function createForwardAuthHandler(deps: HandlerDeps) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
+  const start = (req: IncomingMessage, res: ServerResponse): Exchange => {
+    const ex = new Exchange(deps, req, res, deps.current());
+    ex.kind = 'auth';
+    ex.refusalCarried = req.headers['x-leadgate-refusal'] === 'headers';
+    try {
+      decide(ex);
+    } catch (err) {
+      ex.unexpected(err);
+    }
+    return ex;
+  };
+
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    deps.guard.begin(req, res, () => {
-      const ex = new Exchange(deps, req, res, deps.current());
-      ex.kind = 'auth';
-      ex.refusalCarried = req.headers['x-leadgate-refusal'] === 'headers';
-      try {
-        decide(ex);
-      } catch (err) {
-        ex.unexpected(err);
-      }
-      return ex;
-    });
+    deps.guard.begin(req, res, start);
   };
 
   function decide(ex: Exchange): void {

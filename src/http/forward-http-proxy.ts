@@ -85,10 +85,6 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
           }
         });
       }
-      job.res.on('close', () => {
-        if (state.timer) clearTimeout(state.timer);
-        if (!job.res.writableFinished) state.proxyReq?.destroy();
-      });
       proxy.web(job.req, job.res, { target: job.target.href }, (err: NodeJS.ErrnoException) => {
         if (state.failed) return;
         const socket = job.req.socket as Socket;
@@ -98,7 +94,13 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
           new GatewayError('upstream_unavailable', `the upstream is unavailable (${err.code ?? 'error'})`),
         );
       });
-      return { fail: (error) => fail(state, error) };
+      return {
+        fail: (error) => fail(state, error),
+        closed() {
+          if (state.timer) clearTimeout(state.timer);
+          if (!job.res.writableFinished) state.proxyReq?.destroy();
+        },
+      };
     },
     close() {
       proxy.close();

@@ -1,8 +1,9 @@
 import { subscribe } from 'node:diagnostics_channel';
-import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
 import { GatewayError } from '../contract/errors.js';
+import { type Deadline, Deadlines, type Expiring } from './deadlines.js';
 import type { Forwarder, ForwardHandle, ForwardJob } from './forward.js';
 import { downstreamHeaders } from './headers.js';
 
@@ -17,7 +18,6 @@ export interface UndiciForwarderOptions {
 
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
-const HANDLER = Symbol('leadgate.forward');
 
 /**
  * The handler whose request undici is writing now. undici calls `onRequestStart` and then, in the
@@ -32,19 +32,25 @@ subscribe('undici:client:sendHeaders', (message) => {
 });
 
 /** One forwarded request, as undici's dispatch handler: methods on a prototype, no closures. */
-class ForwardHandler implements Dispatcher.DispatchHandler {
+class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   private controller: Dispatcher.DispatchController | null = null;
   private done = false;
   /** The upstream socket this request was written to, once written. */
   socket: Socket | null = null;
-  /** Our own timer for the response headers: undici's ticks in 500 ms steps. */
-  private readonly timer: NodeJS.Timeout;
+  /** Our own deadline for the response headers (undici's ticks in 500 ms steps). */
+  private readonly deadline: Deadline;
 
   constructor(
     private readonly job: ForwardJob,
     private readonly started: bigint,
+    private readonly deadlines: Deadlines,
   ) {
-    this.timer = setTimeout(onHeadersTimeout, job.timeoutMs, this);
+    this.deadline = deadlines.add(this);
+  }
+
+  /** No response headers within `timeoutMs`: 504. */
+  expire(): void {
+    this.fail(upstreamTimeout());
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -62,7 +68,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       controller.abort(new Error('already answered'));
       return;
     }
-    clearTimeout(this.timer);
+    this.deadlines.remove(this.deadline);
     const { job } = this;
     job.onUpstreamResponse(Number(process.hrtime.bigint() - this.started) / 1e9);
     job.res.writeHead(
@@ -88,7 +94,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     // undici may refuse the request after onRequestStart and before writing it: never bind the
     // next request's socket to this one.
     if (writing === this) writing = null;
-    clearTimeout(this.timer);
+    this.deadlines.remove(this.deadline);
     if (this.done) return;
     const { res } = this.job;
     if (res.headersSent || res.destroyed) {
@@ -106,7 +112,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
   /** Answers with `error` (once) and stops the upstream request. */
   fail(error: GatewayError): void {
-    clearTimeout(this.timer);
+    this.deadlines.remove(this.deadline);
     if (this.done) return;
     this.done = true;
     this.release(error);
@@ -126,20 +132,12 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   }
 
   /** The client's response closed: if it did not finish, stop the upstream request too. */
-  clientClosed(): void {
-    clearTimeout(this.timer);
+  closed(): void {
+    this.deadlines.remove(this.deadline);
     if (this.job.res.writableFinished) return;
     this.done = true;
     this.release(new Error('client gone'));
   }
-}
-
-function onHeadersTimeout(handler: ForwardHandler): void {
-  handler.fail(upstreamTimeout());
-}
-
-function onResponseClose(this: ServerResponse & { [HANDLER]?: ForwardHandler }): void {
-  this[HANDLER]?.clientClosed();
 }
 
 /**
@@ -149,6 +147,15 @@ function onResponseClose(this: ServerResponse & { [HANDLER]?: ForwardHandler }):
  */
 export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarder {
   const pools = new Map<string, Pool>();
+  const deadlines = new Map<number, Deadlines>();
+  const deadlinesOf = (ms: number): Deadlines => {
+    let list = deadlines.get(ms);
+    if (list === undefined) {
+      list = new Deadlines(ms);
+      deadlines.set(ms, list);
+    }
+    return list;
+  };
   const poolFor = (origin: string): Pool => {
     let pool = pools.get(origin);
     if (pool === undefined) {
@@ -165,10 +172,8 @@ export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarde
 
   return {
     forward(job: ForwardJob): ForwardHandle {
-      const { req, res } = job;
-      const handler = new ForwardHandler(job, process.hrtime.bigint());
-      (res as ServerResponse & { [HANDLER]?: ForwardHandler })[HANDLER] = handler;
-      res.once('close', onResponseClose);
+      const { req } = job;
+      const handler = new ForwardHandler(job, process.hrtime.bigint(), deadlinesOf(job.timeoutMs));
       const hasBody =
         req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
       if (hasBody && job.maxBodyBytes !== null) {

@@ -26,6 +26,8 @@ export interface ForwardJob {
 export interface ForwardHandle {
   /** Stops the upstream request and answers with `error` (once), or cuts the answer if it started. */
   fail(error: GatewayError): void;
+  /** The client's response closed (its exchange says so): an unfinished upstream request stops. */
+  closed(): void;
 }
 
 /** The forwarding engine behind one small interface, so engines can be measured and swapped. */

@@ -40,16 +40,18 @@ export interface HandlerDeps {
 export function createRequestHandler(deps: HandlerDeps) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
 
+  const start = (req: IncomingMessage, res: ServerResponse): Exchange => {
+    const ex = new Exchange(deps, req, res, deps.current());
+    try {
+      serve(ex);
+    } catch (err) {
+      ex.unexpected(err);
+    }
+    return ex;
+  };
+
   return function handle(req: IncomingMessage, res: ServerResponse): void {
-    deps.guard.begin(req, res, () => {
-      const ex = new Exchange(deps, req, res, deps.current());
-      try {
-        serve(ex);
-      } catch (err) {
-        ex.unexpected(err);
-      }
-      return ex;
-    });
+    deps.guard.begin(req, res, start);
   };
 
   function serve(ex: Exchange) {

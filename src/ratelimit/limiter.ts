@@ -6,13 +6,15 @@ import { type StateStore, StoreUnavailableError } from '../store/types.js';
 import { type PolicyState, policyField, rateLimitField, secondsOf } from './headers.js';
 import type { RateLimitPolicy } from './settings.js';
 
-/** Who a request counts for. */
+/** Who a request counts for. The address and the lead are worked out only when a policy asks. */
 export interface Subject {
   readonly keyName: string;
-  /** The client address, worked out only when a `client_ip` policy applies. */
-  readonly clientIp: () => string;
-  /** The proven lead (token) or customer (digest), or null without a lead credential. */
-  readonly lead: string | null;
+  /** A lead credential was proven (token or digest): `lead` policies apply. */
+  readonly hasLead: boolean;
+  /** The client address, for `client_ip` policies. */
+  clientIp(): string;
+  /** The proven lead (token) or customer (digest), for `lead` policies. */
+  lead(): string;
 }
 
 export interface LimitOutcome {
@@ -108,7 +110,7 @@ export function createRateLimiter(options: RateLimiterOptions) {
 
   return {
     check(subject: Subject): LimitOutcome | Promise<LimitOutcome> | null {
-      const set = applyingTo(subject.keyName, subject.lead !== null);
+      const set = applyingTo(subject.keyName, subject.hasLead);
       if (set === null) return null;
       if (inProcess === null) return decideShared(set, subject);
       const verdicts = set.policies.map((p) => inProcess.spendNow(bucketId(p, subject), p.bucket));
@@ -133,9 +135,6 @@ const storeUnavailable = new GatewayError(
 function bucketId(policy: RateLimitPolicy, subject: Subject): string {
   if (policy.by === 'key') return `rl:${policy.name}:key:${subject.keyName}`;
   if (policy.by === 'client_ip') return `rl:${policy.name}:ip:${subject.clientIp()}`;
-  const lead = createHash('sha256')
-    .update(subject.lead ?? '')
-    .digest('hex')
-    .slice(0, 32);
+  const lead = createHash('sha256').update(subject.lead()).digest('hex').slice(0, 32);
   return `rl:${policy.name}:lead:${subject.keyName}:${lead}`;
 }

@@ -51,7 +51,7 @@ describe('request log line', () => {
     fc.assert(
       fc.property(arbLine, (line) => {
         const level = line.status >= 500 ? 'error' : 'info';
-        expect(withoutTime(formatRequestLine(level, line, new Date()))).toBe(
+        expect(withoutTime(formatRequestLine(level, line, Date.now()))).toBe(
           withoutTime(pinoLine(level, line)),
         );
       }),
@@ -72,12 +72,34 @@ describe('request log line', () => {
         durationMs: 1,
         upstreamMs: undefined,
       },
-      new Date(Date.UTC(2026, 10, 23, 12, 0, 0, 5)),
+      Date.UTC(2026, 10, 23, 12, 0, 0, 5),
     );
     expect(JSON.parse(line)).toMatchObject({
       time: '2026-11-23T12:00:00.005Z',
       level: 'info',
       msg: 'request',
     });
+  });
+
+  it('gives each millisecond its own time, however many lines share one', () => {
+    const line: RequestLine = {
+      requestId: 'r',
+      method: 'GET',
+      path: '/',
+      status: 200,
+      keyName: 'k',
+      code: 'ok',
+      durationMs: 1,
+      upstreamMs: undefined,
+    };
+    const at = (ms: number) => (JSON.parse(formatRequestLine('info', line, ms)) as { time: string }).time;
+    const t = Date.UTC(2026, 10, 25, 8, 0, 0, 0);
+    expect([at(t), at(t), at(t + 1), at(t), at(t + 1000)]).toEqual([
+      '2026-11-25T08:00:00.000Z',
+      '2026-11-25T08:00:00.000Z',
+      '2026-11-25T08:00:00.001Z',
+      '2026-11-25T08:00:00.000Z',
+      '2026-11-25T08:00:01.000Z',
+    ]);
   });
 });
