@@ -35,10 +35,8 @@ const invalid = (detail: string) => new GatewayError('invalid_lead_token', detai
  * verified it, so a repeat costs one map lookup.
  */
 export function createLeadTokenVerifier(options: LeadTokenOptions) {
-  const cache =
-    options.cacheSize > 0
-      ? new LRUCache<string, CachedToken>({ max: options.cacheSize, ttlAutopurge: false })
-      : null;
+  // No ttl: a hit past its `exp` is answered as expired below, and `max` bounds the entries.
+  const cache = options.cacheSize > 0 ? new LRUCache<string, CachedToken>({ max: options.cacheSize }) : null;
   const maxLife = options.ttlS + options.maxSkewS;
 
   return function verifyLeadToken(key: ApiKey, token: string, nowS: number): VerifiedToken | GatewayError {
@@ -55,7 +53,7 @@ export function createLeadTokenVerifier(options: LeadTokenOptions) {
     if (secret instanceof GatewayError) return secret;
     let decoded: jwt.Jwt;
     try {
-      // nbf and iat are checked below with the skew; exp is checked here and again below.
+      // exp is checked here (expired at `exp`, no tolerance); nbf and iat below, with the skew.
       decoded = jwt.verify(token, secret.key, {
         algorithms: ['HS256'],
         clockTimestamp: nowS,
@@ -75,7 +73,7 @@ export function createLeadTokenVerifier(options: LeadTokenOptions) {
     const leadId = claims.lead_id as string;
     const exp = claims.exp as number;
     const verified: CachedToken = { leadId, exp, keySha256: key.sha256, verifyUntilS: secret.verifyUntilS };
-    cache?.set(token, verified, { ttl: (exp - nowS) * 1000 });
+    cache?.set(token, verified);
     return verified;
   };
 }
@@ -95,8 +93,8 @@ function checkClaims(decoded: jwt.Jwt, nowS: number, skewS: number, maxLife: num
   const { lead_id: leadId, exp, iat, nbf } = payload as Record<string, unknown>;
   if (leadId === undefined || leadId === '') return invalid('the lead token has no lead_id claim');
   if (!isValidLeadId(leadId)) return invalid(`the lead token's lead_id is not valid: ${LEAD_ID_RULE}`);
-  if (typeof exp !== 'number' || !Number.isFinite(exp)) return invalid('the lead token has no exp claim');
-  if (exp <= nowS) return new GatewayError('expired_lead_token', 'the lead token has expired');
+  // jwt.verify refused an exp at or before now (and -Infinity); +Infinity fails the lifetime limit.
+  if (typeof exp !== 'number') return invalid('the lead token has no exp claim');
   if (exp - nowS > maxLife) return invalid('the lead token lives longer than the allowed lifetime');
   for (const [name, value] of [
     ['iat', iat],
@@ -142,7 +140,7 @@ export function secretFor(key: ApiKey, token: string, nowS: number): SigningSecr
     if (key.verifiers.length === 1 && only !== undefined && isLive(only, nowS)) return only;
     return invalid('the lead token names no kid, and this key has more than one signing secret');
   }
-  const found = typeof kid === 'string' ? key.verifiers.find((s) => s.kid === kid) : undefined;
+  const found = key.verifiers.find((s) => s.kid === kid);
   if (found === undefined || !isLive(found, nowS)) {
     return invalid('the lead token names a kid that is not a live secret of this key');
   }

@@ -20,7 +20,6 @@ const PLAIN = /^[\x21-\x7e]*$/;
 // (RFC 3986 §6.2.2.2 says to decode them, so `%6Ceads` is `leads`), `/` `\` `;` `.` `%` `#`,
 // and control characters.
 const FORBIDDEN_ESCAPE = /%(?:[46][1-9a-f]|[57][0-9a]|3[0-9b]|2[35def]|5[cf]|7e|[01][0-9a-f]|7f)/i;
-const BAD_ESCAPE = /%(?![0-9a-f]{2})/i;
 
 /**
  * CONTRACT §3.1. A path under the prefix is accepted only in its one canonical spelling. A path
@@ -71,12 +70,11 @@ function nonCanonical(path: string): string | null {
 const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
 
 function nonCanonicalEscapes(path: string): string | null {
-  if (BAD_ESCAPE.test(path)) return 'a malformed percent-encoding';
   if (FORBIDDEN_ESCAPE.test(path)) return 'a percent-encoded character that must be sent as it is';
   try {
     decodeURIComponent(path);
   } catch {
-    return 'percent-encoded bytes that are not UTF-8';
+    return 'a malformed percent-encoding, or bytes that are not UTF-8';
   }
   return null;
 }
@@ -87,7 +85,7 @@ function reachesPrefix(path: string): boolean {
   return folded.startsWith(API_PREFIX) || resolveDots(folded).startsWith(API_PREFIX);
 }
 
-/** What a lenient server might make of a path before dot segments: used only to spot lookalikes. */
+/** What a lenient server might make of a path before `//` and dot segments: only to spot lookalikes. */
 function fold(path: string): string {
   let decoded = path;
   for (let i = 0; i < 3; i++) {
@@ -100,10 +98,10 @@ function fold(path: string): string {
   return decoded
     .replace(/\\/g, '/')
     .replace(/;[^/]*/g, '')
-    .replace(/\/{2,}/g, '/')
     .toLowerCase();
 }
 
+/** Empty and dot segments resolved: `//` is `/` here too. */
 function resolveDots(path: string): string {
   const segments: string[] = [];
   for (const segment of path.split('/')) {

@@ -21,7 +21,7 @@ export function queryParam(query: string, name: string): QueryParam {
     count++;
     found = eq === -1 ? '' : pair.slice(eq + 1);
   }
-  if (count === 0 || found === null) return ABSENT;
+  if (found === null) return ABSENT;
   if (count > 1) return { kind: 'invalid', why: 'repeated' };
   const value = decodeForm(found);
   if (value === null) return { kind: 'invalid', why: 'undecodable' };

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
 import { createAdminHandler } from '../http/admin.js';
 import { listen } from '../net/listen.js';
@@ -10,6 +10,7 @@ import { answerStoreRequest, STORE_EPOCH_ENV } from '../store/ipc.js';
 import { createMemoryStore } from '../store/memory.js';
 import { waitUntil } from '../util/wait.js';
 import { type FromPrimary, type FromWorker, isOurs } from './messages.js';
+import { createPoolMetrics } from './metrics.js';
 
 export interface PoolOptions {
   readonly configPath: string;
@@ -50,6 +51,9 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   let draining = false;
   let lastRestart = 0;
   const first: { ready: Extract<FromWorker, { leadgate: 'ready' }> | null } = { ready: null };
+  const metrics = createPoolMetrics((worker, id) =>
+    worker.send({ leadgate: 'metrics', id } satisfies FromPrimary),
+  );
 
   const fork = () => {
     // The pod's memory store began with the primary: each worker reports that in its metrics.
@@ -64,6 +68,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     if (message.leadgate === 'log') sinkOf(logger).write(message.text);
     else if (message.leadgate === 'store' && store !== null) worker.send(answerStoreRequest(store, message));
     else if (message.leadgate === 'readiness' && member) member.notReady = message.notReady;
+    else if (message.leadgate === 'metrics') metrics.answered(message.id, message.metrics);
     else if (message.leadgate === 'ready' && member) {
       member.ready = true;
       member.notReady = null;
@@ -77,6 +82,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     cluster.on('exit', (worker, code, signal) => {
       const member = members.get(worker);
       members.delete(worker);
+      metrics.gone(worker);
       if (draining) return;
       if (member?.ready !== true && first.ready === null) {
         // not one worker came up: give up on the pool (serve exits 1) and leave no worker behind
@@ -108,12 +114,13 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     }
     return null;
   };
-  const aggregator = new AggregatorRegistry();
+  const readyWorkers = () =>
+    [...members].filter(([worker, m]) => m.ready && worker.isConnected()).map(([worker]) => worker);
   const admin = http.createServer(
     createAdminHandler(
       {
-        contentType: aggregator.contentType,
-        metrics: async () => `${await aggregator.clusterMetrics()}\n${await own.registry.metrics()}`,
+        contentType: own.registry.contentType,
+        metrics: () => metrics.collect(readyWorkers(), own.registry),
       },
       { notReadyBecause: readiness },
     ),

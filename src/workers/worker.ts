@@ -1,4 +1,3 @@
-import { AggregatorRegistry } from 'prom-client';
 import { type Gateway, startGateway } from '../gateway.js';
 import { createLogger, flushLogger, type Logger } from '../observability/log.js';
 import { createIpcStore, STORE_EPOCH_ENV, type WorkerChannel } from '../store/ipc.js';
@@ -14,8 +13,8 @@ const send = (message: FromWorker) => {
 /**
  * One process of a worker pool (`workers` > 1): the whole gateway on the shared API listeners,
  * without its own admin listener. Logs go to the primary (one writer on stdout, lines never
- * interleaved); the store is the primary's memory unless Redis is configured; metrics are read by
- * the primary's aggregator; the primary says when to drain and reload.
+ * interleaved); the store is the primary's memory unless Redis is configured; metrics are sent to
+ * the primary when it asks (metrics.ts); the primary says when to drain and reload.
  */
 export async function runWorker(configPath: string): Promise<number> {
   const logger = createLogger({
@@ -38,8 +37,6 @@ export async function runWorker(configPath: string): Promise<number> {
     flushLogger(logger);
     process.exit(1); // the IPC channel would keep this process alive; the primary sees the exit
   }
-  new AggregatorRegistry();
-  AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   obey(gateway, logger);
   send({ leadgate: 'ready', apiPort: gateway.apiPort, forwardAuthPort: gateway.forwardAuthPort });
   let reported: string | null = null;
@@ -67,6 +64,12 @@ function obey(gateway: Gateway, logger: Logger): void {
     if (!isOurs<FromPrimary>(message)) return;
     if (message.leadgate === 'drain') drain();
     else if (message.leadgate === 'reload') void gateway.reload(message.cause);
+    else if (message.leadgate === 'metrics') {
+      const { id } = message;
+      void gateway.metrics.registry
+        .getMetricsAsJSON()
+        .then((metrics) => send({ leadgate: 'metrics', id, metrics }));
+    }
   });
   process.on('SIGTERM', drain);
   process.on('SIGINT', drain);

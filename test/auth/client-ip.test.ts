@@ -20,6 +20,11 @@ describe('client address', () => {
     expect(resolve('10.0.0.2', '203.0.113.7, 198.51.100.9, 10.0.0.1')?.toString()).toBe('198.51.100.9');
     expect(resolve('::ffff:10.0.0.2', ['203.0.113.7', '198.51.100.9'])?.toString()).toBe('198.51.100.9');
   });
+  it('is the one X-Forwarded-For entry behind a trusted proxy that saw one hop', () => {
+    const resolve = createClientIpResolver(matcher('10.0.0.0/8'));
+    expect(resolve('10.0.0.2', '203.0.113.7')?.toString()).toBe('203.0.113.7');
+    expect(resolve('10.0.0.2', ' 203.0.113.7 ')?.toString()).toBe('203.0.113.7');
+  });
   it('is the peer behind a trusted proxy that sent no X-Forwarded-For', () => {
     const resolve = createClientIpResolver(matcher('10.0.0.0/8'));
     expect(resolve('10.0.0.2', undefined)?.toString()).toBe('10.0.0.2');

@@ -80,13 +80,14 @@ describe('verifyLeadDigest', () => {
     ['negative', `-${NOW}`, 'invalid_timestamp'],
     ['ISO date', '2023-11-14T22:13:20Z', 'invalid_timestamp'],
     ['two headers', [String(NOW), String(NOW)], 'invalid_timestamp'],
+    ['a list of one', [String(NOW)], 'invalid_timestamp'],
   ])('refuses %s', (_name, timestamp, code) => {
     expect(codeOf(verify(key, { digest: good('c', NOW), timestamp, customerId: 'c' }, NOW))).toBe(code);
   });
 
   // Both messages say "seconds": only "milliseconds" tells the hint from the plain refusal.
   it('hints at milliseconds for a timestamp of 12 or more digits, and only then', () => {
-    const detail = (timestamp: string) =>
+    const detail = (timestamp: string | string[] | undefined) =>
       verify(key, { digest: good('c', NOW), timestamp, customerId: 'c' }, NOW)?.detail ?? 'accepted';
     for (const ms of [String(NOW * 1000), '100000000000', String(NOW * 1_000_000)]) {
       expect(detail(ms)).toContain('milliseconds');
@@ -94,6 +95,17 @@ describe('verifyLeadDigest', () => {
     for (const other of [`${NOW * 1000}.5`, `x${NOW * 1000}`, `${NOW * 1000}x`, `-${NOW * 1000}`, 'abc']) {
       expect(detail(other)).not.toContain('milliseconds');
       expect(detail(other)).toContain('seconds');
+      expect(detail(other)).not.toContain('required');
+    }
+    // Node joins repeated headers; a list is not one timestamp, so no hint about its unit.
+    expect(detail([String(NOW * 1000)])).not.toContain('milliseconds');
+  });
+
+  it('says x-timestamp is required when it is missing or empty', () => {
+    for (const missing of [undefined, '']) {
+      const r = verify(key, { digest: good('c', NOW), timestamp: missing, customerId: 'c' }, NOW);
+      expect(r?.code).toBe('invalid_timestamp');
+      expect(r?.detail).toContain('required');
     }
   });
 

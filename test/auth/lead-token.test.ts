@@ -1,7 +1,7 @@
 import { createHmac, createSecretKey } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { describe, expect, it } from 'vitest';
-import { createLeadTokenVerifier, signLeadToken } from '../../src/auth/lead-token.js';
+import { createLeadTokenVerifier, secretFor, signLeadToken } from '../../src/auth/lead-token.js';
 import { GatewayError } from '../../src/contract/errors.js';
 import { testKey } from '../helpers/key.js';
 
@@ -22,6 +22,12 @@ const sign = (payload: object, options: jwt.SignOptions = {}, secret: string = S
 /** Signs any header and claims as given, with HS256 over the test secret (no library checks). */
 const signRaw = (header: object, payload: object) => {
   const input = `${b64(header)}.${b64(payload)}`;
+  return `${input}.${createHmac('sha256', SECRET).update(input).digest('base64url')}`;
+};
+
+/** Signs claims given as JSON text (numbers JSON.stringify cannot write), with HS256 over the test secret. */
+const signJson = (claims: string) => {
+  const input = `${b64({ alg: 'HS256', typ: 'JWT' })}.${Buffer.from(claims).toString('base64url')}`;
   return `${input}.${createHmac('sha256', SECRET).update(input).digest('base64url')}`;
 };
 
@@ -47,6 +53,8 @@ describe.each([
     ['HS384', () => sign({ lead_id: 'lead-1', exp: NOW + 60 }, { algorithm: 'HS384' })],
     ["another key's secret", () => sign({ lead_id: 'lead-1', exp: NOW + 60 }, {}, 'other-secret-0000000000')],
     ['no exp', () => sign({ lead_id: 'lead-1', iat: NOW })],
+    // JSON.parse reads 1e400 as Infinity
+    ['an exp of 1e400', () => signJson(`{"lead_id":"lead-1","iat":${NOW},"exp":1e400}`)],
     ['a 30-day exp', () => sign({ lead_id: 'lead-1', iat: NOW, exp: NOW + 30 * 86400 })],
     ['no lead_id', () => sign({ sub: 'lead-1', exp: NOW + 60 })],
     ['an empty lead_id', () => sign({ lead_id: '', exp: NOW + 60 })],
@@ -139,6 +147,46 @@ describe.each([
   });
 });
 
+describe('the verification cache (lead_token cache size)', () => {
+  const verifier = (cacheSize: number) => createLeadTokenVerifier({ ttlS: 3600, maxSkewS: 60, cacheSize });
+
+  // The same object back is the cached verification: no second signature check.
+  it('answers a repeat from the cache until exp, the lifetime limit included (ttl + skew)', () => {
+    const verify = verifier(10);
+    const t = sign({ lead_id: 'lead-1', exp: NOW + 3660 });
+    const first = verify(key, t, NOW);
+    expect(first).toMatchObject({ leadId: 'lead-1', exp: NOW + 3660 });
+    expect(verify(key, t, NOW)).toBe(first);
+    expect(verify(key, t, NOW + 3659)).toBe(first);
+    expect(verify(key, t, NOW + 3660)).toMatchObject({ code: 'expired_lead_token' });
+  });
+
+  it("answers from the cache only while the verifying secret's verify_until lies ahead", () => {
+    const verify = verifier(10);
+    const OLD = 'old-signing-secret-2026-08-0123456789';
+    const rotating = testKey({
+      kid: '2026-11',
+      verifiers: [
+        { kid: '2026-11', key: createSecretKey(Buffer.from(SECRET)), verifyUntilS: null },
+        { kid: '2026-08', key: createSecretKey(Buffer.from(OLD)), verifyUntilS: NOW + 100 },
+      ],
+    });
+    const t = sign({ lead_id: 'lead-1', exp: NOW + 600 }, { keyid: '2026-08' }, OLD);
+    const first = verify(rotating, t, NOW);
+    expect(first).toMatchObject({ leadId: 'lead-1' });
+    expect(verify(rotating, t, NOW + 99)).toBe(first);
+    expect(verify(rotating, t, NOW + 100)).toMatchObject({ code: 'invalid_lead_token' });
+  });
+
+  it('with size 0, checks the signature every time', () => {
+    const verify = verifier(0);
+    const t = sign({ lead_id: 'lead-1', exp: NOW + 600 });
+    const first = verify(key, t, NOW);
+    expect(verify(key, t, NOW)).toEqual(first);
+    expect(verify(key, t, NOW)).not.toBe(first);
+  });
+});
+
 describe('signLeadToken', () => {
   it('signs { lead_id, iat, exp } with HS256 and exp - iat = ttl', () => {
     const { token, exp } = signLeadToken(key.secret, 'lead-1', NOW, 3600);
@@ -206,6 +254,12 @@ describe.each([
     expect(codeOf(key, sign(claims, { keyid: 'anything' }, 'other-secret-0000000000'))).toBe(
       'invalid_lead_token',
     );
+  });
+
+  it('a key without a signing secret checks no token', () => {
+    const none = testKey({ name: 'none', sha256: 'c'.repeat(64), verifiers: [] });
+    expect(secretFor(none, sign(claims), NOW)).toBeInstanceOf(GatewayError);
+    expect(codeOf(none, sign(claims))).toBe('invalid_lead_token');
   });
 
   it('with signing_secrets, picks the secret by exact kid, only while it is live', () => {

@@ -104,6 +104,38 @@ describe('routePath', () => {
     expect(codeOf(url)).toBe('bad_path');
   });
 
+  it('answers what is forwarded: the path as received, the query without "?" or "" when none', () => {
+    expect(routePath('/api/v2/merchant/orders')).toEqual({
+      path: '/api/v2/merchant/orders',
+      query: '',
+      lookupId: null,
+    });
+    expect(routePath('/api/v2/merchant/orders?a=1&b')).toEqual({
+      path: '/api/v2/merchant/orders',
+      query: 'a=1&b',
+      lookupId: null,
+    });
+    expect(routePath('/api/v2/merchant/leads/x?')).toEqual({
+      path: '/api/v2/merchant/leads/x',
+      query: '',
+      lookupId: 'x',
+    });
+  });
+
+  // Lookalikes are judged after up to three rounds of percent-decoding, more than any server does.
+  it('sees a lookalike through three rounds of percent-encoding, not four', () => {
+    expect(codeOf('/%252561pi/v2/merchant/orders')).toBe('bad_path');
+    expect(codeOf('/%25252561pi/v2/merchant/orders')).toBe('not_found');
+  });
+
+  // `/x/..` and a trailing `/` keep the slash a server would keep: `/api/v2/merchant/` is the prefix.
+  it.each(['/api/v2/x/../merchant/', '/api/v2/x/../merchant/y/..', '/api/v2/x/../merchant/y/.'])(
+    'refuses %s, which resolves to the prefix itself, with bad_path',
+    (url) => {
+      expect(codeOf(url)).toBe('bad_path');
+    },
+  );
+
   it('keeps ids with encoded reserved characters and UTF-8', () => {
     expect(routePath('/api/v2/merchant/leads/gid%3A7%20%C3%BC')).toMatchObject({ lookupId: 'gid:7 ü' });
   });
@@ -112,5 +144,11 @@ describe('routePath', () => {
 describe('normalise', () => {
   it('folds what lenient servers fold', () => {
     expect(normalise('/A//b/./c/../d%2F\\e')).toBe('/a/b/d/e');
+    expect(normalise('/a/b/../')).toBe('/a/');
+    expect(normalise('/a/b/..')).toBe('/a/');
+  });
+
+  it('keeps the root the root', () => {
+    for (const path of ['/', '//', '/.', '/..', '/a/..', '/a/../..']) expect(normalise(path)).toBe('/');
   });
 });

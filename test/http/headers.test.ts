@@ -94,7 +94,7 @@ describe('upstreamHeaders', () => {
         hop({ peerTrusted: true, encrypted: true }),
       ),
     ).toMatchObject({ 'x-forwarded-proto': 'http' });
-    for (const proto of ['httpsx', 'xhttps', 'HTTPS', 'ftp', '']) {
+    for (const proto of ['httpsx', 'xhttps', 'HTTPS', 'ftp', '', ['https'], ['https', 'https']]) {
       expect(upstreamHeaders({ 'x-forwarded-proto': proto }, principal, trusted)['x-forwarded-proto']).toBe(
         'http',
       );

@@ -132,6 +132,27 @@ describe('a worker killed with SIGKILL', () => {
   });
 });
 
+describe('a scrape while a worker is starting again', () => {
+  it('answers at once with the ready workers, not after waiting on the one still loading', async () => {
+    const s = await serve(pool());
+    try {
+      const [victim] = workerPids(s);
+      process.kill(victim as number, 'SIGKILL');
+      await s.waitFor(
+        (l) => l.msg === 'worker started' && !workerPids(s).slice(0, 2).includes(Number(l.worker_pid)),
+      );
+      // the new worker is connected but still loading: only the ready one is asked
+      const metrics = await ask(s.adminPort, { path: '/metrics' });
+      expect(metrics.status).toBe(200);
+      expect(metrics.text).toMatch(/^leadgate_worker_restarts_total 1$/m);
+      expect(metrics.text).toMatch(/^leadgate_workers_ready 1$/m);
+      expect(metrics.text).toMatch(/^process_cpu_seconds_total /m);
+    } finally {
+      await s.stop();
+    }
+  });
+});
+
 describe('SIGTERM to the primary of a pool', () => {
   it('drains every worker under steady load with zero failed requests, then exits 0', async () => {
     upstream.behave((req, res) => {
