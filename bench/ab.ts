@@ -7,6 +7,7 @@ import { signLeadToken } from '../src/client/index.js';
 import { cpuMicros } from './cpu.js';
 import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, runLoad } from './load.js';
+import { pinningNote } from './pin.js';
 import { median, start, stopAll } from './process.js';
 
 /**
@@ -14,10 +15,11 @@ import { median, start, stopAll } from './process.js';
  * git work tree, in one interleaved run beside the bare undici proxy. Each round measures every
  * target once (A and B in alternating order); a difference is taken within a round, then the
  * median over the rounds is reported with its range. CPU = the process's utime + stime ÷ requests.
- * AB_ROUNDS (default 5), AB_SECONDS (5), AB_CONNECTIONS (50).
+ * Short rounds, many of them: a shared machine's slow swings hit both sides of a pair alike.
+ * AB_ROUNDS (default 15), AB_SECONDS (2), AB_CONNECTIONS (50). Processes pinned as pin.ts says.
  */
-const ROUNDS = Number(process.env.AB_ROUNDS ?? 5);
-const SECONDS = Number(process.env.AB_SECONDS ?? 5);
+const ROUNDS = Number(process.env.AB_ROUNDS ?? 15);
+const SECONDS = Number(process.env.AB_SECONDS ?? 2);
 const CONNECTIONS = Number(process.env.AB_CONNECTIONS ?? 50);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const ROOT = here('../..');
@@ -70,7 +72,7 @@ async function cpuPerRequest(t: Target, seconds: number): Promise<number> {
 }
 
 async function startTargets(refMain: string) {
-  const upstream = await start([here('./upstream.js')]);
+  const upstream = await start([here('./upstream.js')], {}, 'load');
   const serve = async (name: string, main: string, limited: boolean): Promise<Target> => {
     const config = writeBenchConfig({
       upstreamPort: upstream.port,
@@ -96,12 +98,13 @@ type Round = Record<keyof Targets, number>;
 
 async function measure(targets: Targets): Promise<Round[]> {
   const names = Object.keys(targets) as Array<keyof Targets>;
-  for (const n of names) await cpuPerRequest(targets[n], 1); // warm-up: let each JIT settle
+  for (const n of names) await cpuPerRequest(targets[n], 3); // warm-up: let each JIT settle
   const rounds: Round[] = [];
   for (let i = 1; i <= ROUNDS; i++) {
+    // Each build's token path and its policy run back to back (the pair read within a round);
     // A before B in odd rounds, B before A in even ones: neither always runs second.
     const order: Array<keyof Targets> =
-      i % 2 === 1 ? ['bare', 'a', 'b', 'aLimited', 'bLimited'] : ['bare', 'b', 'a', 'bLimited', 'aLimited'];
+      i % 2 === 1 ? ['bare', 'a', 'aLimited', 'b', 'bLimited'] : ['bare', 'b', 'bLimited', 'a', 'aLimited'];
     const round = {} as Round;
     for (const n of order) round[n] = await cpuPerRequest(targets[n], SECONDS);
     rounds.push(round);
@@ -151,7 +154,7 @@ function report(ref: string, commit: string, rounds: Round[]) {
     console.log(
       `warning: a run served only ${Math.round(fewest)} req/s: the machine is too busy for these figures to mean much`,
     );
-  const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${hasWrk ? 'wrk' : 'autocannon'}`;
+  const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${hasWrk ? 'wrk' : 'autocannon'}; ${pinningNote}`;
   console.log(machine);
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   writeFileSync(

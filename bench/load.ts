@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { pinned } from './pin.js';
 
 export interface LoadResult {
   readonly rps: number;
@@ -41,7 +42,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 function runWrk(spec: LoadSpec): LoadResult {
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '--timeout', '5s'];
   for (const [k, v] of Object.entries(spec.headers)) args.push('-H', `${k}: ${v}`);
-  const r = spawnSync('wrk', [...args, spec.url], { encoding: 'utf8', timeout: (spec.seconds + 30) * 1000 });
+  const [command, argv] = pinned('load', 'wrk', [...args, spec.url]);
+  const r = spawnSync(command, argv, { encoding: 'utf8', timeout: (spec.seconds + 30) * 1000 });
   const out = r.stdout;
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? Number.NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+([0-9]+)/.exec(out)?.[1] ?? 0);

@@ -1,17 +1,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { pinned, type Role } from './pin.js';
 
 /** Every process a bench started, killed when it ends. */
 export const children: ChildProcess[] = [];
 
 /**
- * Starts `node ARGS` and resolves with the port it says it listens on: leadgate's ready line, or a
+ * Starts `node ARGS` (on the cores of `role`: pin.ts) and resolves with the port it says it listens on: leadgate's ready line, or a
  * bare port number on a line (the bench's own upstream and bare proxies).
  */
 export function start(
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  role: Role = 'measured',
 ): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, {
+  const [command, argv] = pinned(role, process.execPath, args);
+  const child = spawn(command, argv, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },
   });

@@ -7,16 +7,17 @@ import { leadDigest, signLeadToken } from '../src/client/index.js';
 import { cpuMicros } from './cpu.js';
 import { SECRET, SERVER_KEY, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, type LoadResult, runLoad } from './load.js';
+import { pinned, pinningNote } from './pin.js';
 import { children, median, start, stopAll } from './process.js';
 
 /**
  * `npm run bench`: everything on 127.0.0.1, one run, targets interleaved over several rounds.
- * BENCH_SECONDS (default 5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50), BENCH_SCALE=0 skips scale runs;
+ * BENCH_SECONDS (default 2), BENCH_ROUNDS (10), BENCH_CONNECTIONS (50), BENCH_SCALE=0 skips scale runs;
  * BENCH_ONLY=<regex> keeps the targets it matches, with the bare proxy and (b) beside them, and
  * skips the latency and scale passes.
  */
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -42,7 +43,8 @@ http {
 }
 `,
   );
-  const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'ignore' });
+  const [command, args] = pinned('measured', 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')]);
+  const child = spawn(command, args, { stdio: 'ignore' });
   children.push(child);
   return new Promise((resolve) => setTimeout(() => resolve({ port, pid: child.pid ?? 0 }), 500));
 }
@@ -55,13 +57,17 @@ async function startRedisServer(): Promise<{ port: number; pid: number } | null>
     return null;
   }
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    {
-      stdio: 'ignore',
-    },
-  );
+  const [command, args] = pinned('load', 'redis-server', [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ]);
+  const child = spawn(command, args, { stdio: 'ignore' });
   children.push(child);
   await new Promise((r) => setTimeout(r, 300));
   return { port, pid: child.pid ?? 0 };
@@ -85,6 +91,8 @@ interface Measured {
   readonly p99: number;
   /** CPU the serving process spent per request served, µs (median of the rounds). */
   readonly cpuUs: number;
+  /** The same, round by round: differences are taken within a round (paired), then the median. */
+  readonly cpuRounds: readonly number[];
   readonly sideCpuUs: number;
   readonly errors: number;
 }
@@ -107,7 +115,7 @@ async function measure(targets: Target[], rounds: number, seconds: number, conne
   const runs = new Map<string, Array<LoadResult & { cpuUs: number; sideCpuUs: number }>>(
     targets.map((t) => [t.name, []]),
   );
-  for (const t of targets) await once(t, connections, 1); // let each process's JIT settle
+  for (const t of targets) await once(t, connections, 3); // let each process's JIT settle
   for (let round = 1; round <= rounds; round++) {
     for (const t of targets) {
       const r = await once(t, connections, seconds);
@@ -127,6 +135,7 @@ async function measure(targets: Target[], rounds: number, seconds: number, conne
           p50: median(rs.map((r) => r.p50)),
           p99: median(rs.map((r) => r.p99)),
           cpuUs: median(rs.map((r) => r.cpuUs)),
+          cpuRounds: rs.map((r) => r.cpuUs),
           sideCpuUs: median(rs.map((r) => r.sideCpuUs)),
           errors: rs.reduce((a, r) => a + r.errors, 0),
         },
@@ -140,7 +149,7 @@ const API = '/api/v2/merchant/orders';
 
 /** The processes under test, and the requests each target sends them. */
 async function startTargets(): Promise<Target[]> {
-  const upstream = await start([here('./upstream.js')]);
+  const upstream = await start([here('./upstream.js')], {}, 'load');
   const nginx = await startNginx(upstream.port);
   if (nginx === null)
     process.stderr.write('  nginx not installed: its row is left out (Debian: nginx-light)\n');
@@ -153,7 +162,7 @@ async function startTargets(): Promise<Target[]> {
   const lg = await serve(config({ engine: 'undici' }));
   const lgQuiet = await serve(config({ engine: 'undici', logRequests: 'errors' }));
   const lgHp = await serve(config({ engine: 'http-proxy' }));
-  const collector = await start([here('./otlp-sink.js')]);
+  const collector = await start([here('./otlp-sink.js')], {}, 'load');
   const traced = (ratio: number) =>
     serve(
       config({
@@ -169,7 +178,12 @@ async function startTargets(): Promise<Target[]> {
   const lgLimited = await serve(config({ engine: 'undici', rateLimit: { redisPort: null } }));
   const lgLimitedRedis =
     redis === null ? null : await serve(config({ engine: 'undici', rateLimit: { redisPort: redis.port } }));
-  const lgWorkers = await serve(config({ engine: 'undici', workers: 2 }));
+  // two workers on one core would say nothing: this one runs on every core
+  const lgWorkers = await start(
+    [MAIN, 'serve', '--config', config({ engine: 'undici', workers: 2 })],
+    {},
+    'free',
+  );
 
   const at = (p: { port: number; child?: ChildProcess; pid?: number }) => ({
     port: p.port,
@@ -245,6 +259,15 @@ const digestHeaders = () => {
   };
 };
 
+/**
+ * The median over the rounds of `a − b`, each round's pair measured a few seconds apart: slow
+ * swings of a shared machine cancel out in the pair (the difference of two medians keeps them).
+ */
+export function pairedOver(a: Measured | undefined, b: Measured | undefined): number {
+  if (a === undefined || b === undefined) return Number.NaN;
+  return median(a.cpuRounds.map((x, i) => x - (b.cpuRounds[i] ?? Number.NaN)));
+}
+
 function rowsOf(targets: Target[], results: Map<string, Measured>) {
   const floor = results.get(BARE);
   const floorHp = results.get(BARE_HP);
@@ -258,7 +281,7 @@ function rowsOf(targets: Target[], results: Map<string, Measured>) {
       p50_us: Math.round(r?.p50 ?? 0),
       p99_us: Math.round(r?.p99 ?? 0),
       cpu_us_per_request: Number((r?.cpuUs ?? 0).toFixed(1)),
-      cpu_us_over_bare: Number(((r?.cpuUs ?? 0) - (base?.cpuUs ?? Number.NaN)).toFixed(1)),
+      cpu_us_over_bare: Number(pairedOver(r, base).toFixed(1)),
       rps_vs_bare: Number(((r?.rps ?? 0) / (base?.rps ?? Number.NaN)).toFixed(2)),
       rps_vs_nginx: Number(((r?.rps ?? 0) / (nginx?.rps ?? Number.NaN)).toFixed(2)),
       unexpected_errors: t.expectStatus === undefined ? (r?.errors ?? 0) : 0,
@@ -324,6 +347,7 @@ async function scaleRuns(upstreamPort: number, bareRps: number) {
 
 function print(report: {
   rows: ReturnType<typeof rowsOf>;
+  results: Map<string, Measured>;
   latency: Awaited<ReturnType<typeof latencyPass>> | null;
   scale: Array<Record<string, number | string>>;
   machine: { cores: number; cpu: string; node: string };
@@ -359,10 +383,10 @@ function print(report: {
         `${b.cpu_us_over_bare} µs above the bare undici proxy (target ≤ 10 µs: ${b.cpu_us_over_bare <= 10 ? 'met' : 'not met'})`,
     );
   const over = (name: string) => {
-    const r = report.rows.find((row) => row.target === name);
+    const r = report.results.get(name);
     return r === undefined || b === undefined
       ? null
-      : Number((r.cpu_us_per_request - b.cpu_us_per_request).toFixed(1));
+      : Number(pairedOver(r, report.results.get(TOKEN_PATH)).toFixed(1));
   };
   const traced = over(TRACED);
   if (traced !== null)
@@ -388,13 +412,13 @@ function print(report: {
       `workers: 2 serve ${w2.rps} req/s against ${b.rps} for one process (×${(w2.rps / b.rps).toFixed(2)}), ${w2.cpu_us_per_request} µs CPU per request (primary and workers) against ${b.cpu_us_per_request}`,
     );
   console.log(
-    `${hasWrk ? 'wrk' : 'autocannon'}, ${report.machine.cores} cores (${report.machine.cpu}), node ${report.machine.node}; JSON in bench/results/latest.json`,
+    `${hasWrk ? 'wrk' : 'autocannon'}, ${report.machine.cores} cores (${report.machine.cpu}), node ${report.machine.node}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round; ${pinningNote}; JSON in bench/results/latest.json`,
   );
 }
 
 async function main() {
   process.stderr.write(
-    `leadgate bench: ${hasWrk ? 'wrk' : 'autocannon (install Debian wrk for the reference numbers)'}, ${cpus().length} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections\n`,
+    `leadgate bench: ${hasWrk ? 'wrk' : 'autocannon (install Debian wrk for the reference numbers)'}, ${cpus().length} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
   );
   const targets = await startTargets();
   const results = await measure(targets, ROUNDS, SECONDS, CONNECTIONS);
@@ -409,14 +433,20 @@ async function main() {
   const report = {
     when: new Date().toISOString(),
     machine,
-    load: { tool: hasWrk ? 'wrk' : 'autocannon', connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS },
+    load: {
+      tool: hasWrk ? 'wrk' : 'autocannon',
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      pinned: pinningNote,
+    },
     rows,
     latency_added_over_direct: latency,
     scale,
   };
   mkdirSync(here('../../bench/results'), { recursive: true });
   writeFileSync(here('../../bench/results/latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  print({ rows, latency, scale, machine });
+  print({ rows, results, latency, scale, machine });
 }
 
 process.on('exit', stopAll);

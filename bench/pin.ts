@@ -1,0 +1,40 @@
+import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
+
+/**
+ * Where the bench's processes run. With two cores or more and `taskset` (util-linux), the process
+ * under test (a leadgate, a bare proxy, nginx) has the last core to itself, and the load generator,
+ * the upstream and Redis share the others: the CPU read per request is then the proxy's own, not
+ * a share of the cache misses wrk and the upstream cause when they run on the same core. On a
+ * shared 2-core machine this cut the spread of token − bare over 16 paired rounds from −20…+11 µs
+ * (interquartile, unpinned) to +1…+8 µs. BENCH_PIN=0 turns it off.
+ */
+export type Role = 'measured' | 'load' | 'free';
+
+const cores = cpus().length;
+const hasTaskset = (() => {
+  try {
+    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+export const pinning = process.env.BENCH_PIN !== '0' && cores >= 2 && hasTaskset;
+
+const CORES: Record<Exclude<Role, 'free'>, string> = {
+  measured: String(cores - 1),
+  load: cores > 2 ? `0-${cores - 2}` : '0',
+};
+
+/** `command args` as run under `role`'s cores (through taskset, which execs: the pid is the command's). */
+export function pinned(role: Role, command: string, args: readonly string[]): [string, string[]] {
+  if (!pinning || role === 'free') return [command, [...args]];
+  return ['taskset', ['-c', CORES[role], command, ...args]];
+}
+
+/** Said once at the top of a bench's output. */
+export const pinningNote = pinning
+  ? `pinned: measured process on core ${CORES.measured}, load generator and upstream on ${CORES.load} (BENCH_PIN=0 to turn off)`
+  : 'not pinned (one core, no taskset, or BENCH_PIN=0)';
