@@ -36,8 +36,11 @@ export function start(
   });
 }
 
+/** Processes that must end themselves (nginx: a SIGKILLed master leaves its worker running). */
+export const gentle = new Set<ChildProcess>();
+
 export function stopAll(): void {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const c of children) if (c.exitCode === null) c.kill(gentle.has(c) ? 'SIGTERM' : 'SIGKILL');
 }
 
 export const median = (xs: number[]): number => {

@@ -112,7 +112,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     guard: newGuard(config, metrics),
     lifecycle,
     inflight: metrics.inflight,
-    tracer: startTracing(config.tracing, env, logger),
+    tracer: await startTracing(config.tracing, env, logger),
     now: options.now,
   };
   const listeners = await openListeners(
