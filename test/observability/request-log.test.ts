@@ -59,21 +59,19 @@ describe('request log line', () => {
     );
   });
 
+  const plain: RequestLine = {
+    requestId: 'r',
+    method: 'GET',
+    path: '/',
+    status: 200,
+    keyName: 'k',
+    code: 'ok',
+    durationMs: 1,
+    upstreamMs: undefined,
+  };
+
   it('carries the time as pino does (ISO 8601, UTC)', () => {
-    const line = formatRequestLine(
-      'info',
-      {
-        requestId: 'r',
-        method: 'GET',
-        path: '/',
-        status: 200,
-        keyName: 'k',
-        code: 'ok',
-        durationMs: 1,
-        upstreamMs: undefined,
-      },
-      Date.UTC(2026, 10, 23, 12, 0, 0, 5),
-    );
+    const line = formatRequestLine('info', plain, Date.UTC(2026, 10, 23, 12, 0, 0, 5));
     expect(JSON.parse(line)).toMatchObject({
       time: '2026-11-23T12:00:00.005Z',
       level: 'info',
@@ -82,17 +80,7 @@ describe('request log line', () => {
   });
 
   it('gives each millisecond its own time, however many lines share one', () => {
-    const line: RequestLine = {
-      requestId: 'r',
-      method: 'GET',
-      path: '/',
-      status: 200,
-      keyName: 'k',
-      code: 'ok',
-      durationMs: 1,
-      upstreamMs: undefined,
-    };
-    const at = (ms: number) => (JSON.parse(formatRequestLine('info', line, ms)) as { time: string }).time;
+    const at = (ms: number) => (JSON.parse(formatRequestLine('info', plain, ms)) as { time: string }).time;
     const t = Date.UTC(2026, 10, 25, 8, 0, 0, 0);
     expect([at(t), at(t), at(t + 1), at(t), at(t + 1000)]).toEqual([
       '2026-11-25T08:00:00.000Z',
