@@ -79,10 +79,14 @@ function nonCanonicalEscapes(path: string): string | null {
   return null;
 }
 
-/** True when a lenient server could read `path` as under the prefix. */
+/**
+ * True when a lenient server could read `path` as under the prefix: one that merges `//` but
+ * leaves dot segments to the next hop (`/api//v2/merchant/..` reads as `/api/v2/merchant/..`),
+ * or one that resolves both.
+ */
 function reachesPrefix(path: string): boolean {
   const folded = fold(path);
-  return folded.startsWith(API_PREFIX) || resolveDots(folded).startsWith(API_PREFIX);
+  return folded.replace(/\/{2,}/g, '/').startsWith(API_PREFIX) || resolveDots(folded).startsWith(API_PREFIX);
 }
 
 /** What a lenient server might make of a path before `//` and dot segments: only to spot lookalikes. */

@@ -128,6 +128,16 @@ describe('routePath', () => {
     expect(codeOf('/%25252561pi/v2/merchant/orders')).toBe('not_found');
   });
 
+  // A server that merges slashes and passes dot segments on reads these as under the prefix.
+  it.each([
+    '/api//v2/merchant/..',
+    '/api/v2//merchant/..',
+    '//api/v2/merchant/x/../..',
+    '/api//v2/merchant%2f..',
+  ])('refuses %s, under the prefix once its slashes are merged, with bad_path', (url) => {
+    expect(codeOf(url)).toBe('bad_path');
+  });
+
   // `/x/..` and a trailing `/` keep the slash a server would keep: `/api/v2/merchant/` is the prefix.
   it.each(['/api/v2/x/../merchant/', '/api/v2/x/../merchant/y/..', '/api/v2/x/../merchant/y/.'])(
     'refuses %s, which resolves to the prefix itself, with bad_path',
