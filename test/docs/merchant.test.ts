@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collect } from '../helpers/collect.js';
 import { blocksRunBy } from '../helpers/doc-blocks.js';
 import { type Example, ROOT, startExample } from '../helpers/example.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
@@ -92,22 +93,7 @@ afterAll(async () => {
 /** Runs the snippet as a child process (asynchronously: the gateway answers it from this process). */
 function run(lang: Language, env: Record<string, string>) {
   const [cmd, args, cwd] = lang.command();
-  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(cmd, args, {
-      cwd,
-      env: { ...RUNTIME_ENV, ...env },
-      timeout: 120_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+  return collect(cmd, args, { cwd, env: { ...RUNTIME_ENV, ...env }, timeoutMs: 120_000 });
 }
 
 const secretEnv = () => ({
@@ -194,21 +180,10 @@ describe('docs/merchant.md, as a merchant runs it against npm start', () => {
       const [block] = blocksRunBy(PAGE, 'test/docs/merchant.test.ts');
       expect(block).toBeDefined();
       // The one difference from the page: npm start listens where the test put it, not on 8080.
-      const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn('bash', ['-e', '-c', block?.text ?? 'false'], {
-          cwd: ROOT,
-          env: { ...RUNTIME_ENV, LEADGATE_URL: `http://127.0.0.1:${example.apiPort}` },
-          timeout: 240_000,
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (c: Buffer) => {
-          stdout += c.toString();
-        });
-        child.stderr.on('data', (c: Buffer) => {
-          stderr += c.toString();
-        });
-        child.on('close', (status) => resolve({ status, stdout, stderr }));
+      const r = await collect('bash', ['-e', '-c', block?.text ?? 'false'], {
+        cwd: ROOT,
+        env: { ...RUNTIME_ENV, LEADGATE_URL: `http://127.0.0.1:${example.apiPort}` },
+        timeoutMs: 240_000,
       });
       expect(r.stderr).toBe('');
       expect(r.status).toBe(0);

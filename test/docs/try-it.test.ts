@@ -1,27 +1,16 @@
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collect } from '../helpers/collect.js';
 import { blocksRunBy } from '../helpers/doc-blocks.js';
 import { type Example, ROOT, startExample } from '../helpers/example.js';
 import { freePort } from '../helpers/optional.js';
 
 /** Runs a shell script from the repository root, as a user pastes it. */
 function bash(script: string) {
-  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn('bash', ['-c', script], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME },
-      timeout: 60_000,
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  return collect('bash', ['-c', script], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    timeoutMs: 60_000,
   });
 }
 
