@@ -1,6 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signLeadToken } from '../src/client/index.js';
@@ -9,6 +8,7 @@ import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, runLoad } from './load.js';
 import { pinningNote } from './pin.js';
 import { median, start, stopAll } from './process.js';
+import { buildRef, ROOT } from './worktree.js';
 
 /**
  * `npm run bench:ab -- <git-ref>`: this checkout (A) against another ref (B), built in a temporary
@@ -16,36 +16,14 @@ import { median, start, stopAll } from './process.js';
  * target once (A and B in alternating order); a difference is taken within a round, then the
  * median over the rounds is reported with its range. CPU = the process's utime + stime ÷ requests.
  * Short rounds, many of them: a shared machine's slow swings hit both sides of a pair alike.
- * AB_ROUNDS (default 15), AB_SECONDS (2), AB_CONNECTIONS (50). Processes pinned as pin.ts says.
+ * AB_ROUNDS (default 15), AB_SECONDS (2), AB_WARMUP (5 runs per target), AB_CONNECTIONS (50).
+ * Processes pinned as pin.ts says.
  */
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 15);
 const SECONDS = Number(process.env.AB_SECONDS ?? 2);
 const CONNECTIONS = Number(process.env.AB_CONNECTIONS ?? 50);
+const WARMUP = Number(process.env.AB_WARMUP ?? 5);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const ROOT = here('../..');
-const git = (args: string[], cwd = ROOT) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
-
-/** The ref checked out and built in a temporary work tree; node_modules reused when the lockfile matches. */
-function buildRef(ref: string): { dir: string; commit: string } {
-  const commit = git(['rev-parse', '--verify', `${ref}^{commit}`]);
-  const dir = mkdtempSync(join(tmpdir(), 'leadgate-ab-'));
-  git(['worktree', 'add', '--detach', dir, commit]);
-  const sameLock =
-    existsSync(join(dir, 'package-lock.json')) &&
-    readFileSync(join(dir, 'package-lock.json'), 'utf8') ===
-      readFileSync(join(ROOT, 'package-lock.json'), 'utf8');
-  process.stderr.write(
-    `building ${ref} (${commit.slice(0, 7)}) in ${dir}; node_modules ${sameLock ? 'reused' : 'from npm ci'}\n`,
-  );
-  if (sameLock) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  else
-    execFileSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], {
-      cwd: dir,
-      stdio: 'inherit',
-    });
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: dir, stdio: 'inherit' });
-  return { dir, commit };
-}
 
 interface Target {
   readonly name: string;
@@ -98,7 +76,9 @@ type Round = Record<keyof Targets, number>;
 
 async function measure(targets: Targets): Promise<Round[]> {
   const names = Object.keys(targets) as Array<keyof Targets>;
-  for (const n of names) await cpuPerRequest(targets[n], 3); // warm-up: let each JIT settle
+  // Warm-up: WARMUP runs per target, new connections each time, as in run.ts (why: there).
+  for (let i = 0; i < WARMUP; i++) for (const n of names) await cpuPerRequest(targets[n], SECONDS);
+  fewest = Number.POSITIVE_INFINITY; // the warning is about the counted runs
   const rounds: Round[] = [];
   for (let i = 1; i <= ROUNDS; i++) {
     // Each build's token path and its policy run back to back (the pair read within a round);
@@ -166,13 +146,13 @@ function report(ref: string, commit: string, rounds: Round[]) {
 async function main() {
   const ref = process.argv[2];
   if (ref === undefined) throw new Error('usage: npm run bench:ab -- <git-ref>');
-  const { dir, commit } = buildRef(ref);
+  const built = buildRef(ref);
   try {
-    const targets = await startTargets(join(dir, 'dist/src/main.js'));
-    report(ref, commit, await measure(targets));
+    const targets = await startTargets(built.main);
+    report(ref, built.commit, await measure(targets));
   } finally {
     stopAll();
-    git(['worktree', 'remove', '--force', dir]);
+    built.remove();
   }
 }
 

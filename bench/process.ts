@@ -5,15 +5,18 @@ import { pinned, type Role } from './pin.js';
 export const children: ChildProcess[] = [];
 
 /**
- * Starts `node ARGS` (on the cores of `role`: pin.ts) and resolves with the port it says it listens on: leadgate's ready line, or a
+ * Starts `node ARGS` (on the cores of `role`: pin.ts; under `wrapper` when given) and resolves with the port it says it listens on: leadgate's ready line, or a
  * bare port number on a line (the bench's own upstream and bare proxies).
  */
 export function start(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   role: Role = 'measured',
+  /** A command node runs under (valgrind and its options), or none. */
+  wrapper: readonly string[] = [],
 ): Promise<{ port: number; child: ChildProcess }> {
-  const [command, argv] = pinned(role, process.execPath, args);
+  const [first = process.execPath, ...rest] = [...wrapper, process.execPath];
+  const [command, argv] = pinned(role, first, [...rest, ...args]);
   const child = spawn(command, argv, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ...env },

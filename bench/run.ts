@@ -12,13 +12,15 @@ import { children, gentle, median, start, stopAll } from './process.js';
 
 /**
  * `npm run bench`: everything on 127.0.0.1, one run, targets interleaved over several rounds.
- * BENCH_SECONDS (default 2), BENCH_ROUNDS (10), BENCH_CONNECTIONS (50), BENCH_SCALE=0 skips scale runs;
+ * BENCH_SECONDS (default 2), BENCH_ROUNDS (10), BENCH_WARMUP (5 runs per target),
+ * BENCH_CONNECTIONS (50), BENCH_SCALE=0 skips scale runs;
  * BENCH_ONLY=<regex> keeps the targets it matches, with the bare proxy and (b) beside them, and
  * skips the latency and scale passes.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const MAIN = here('../src/main.js');
@@ -112,11 +114,21 @@ async function once(t: Target, connections: number, seconds: number) {
 }
 
 /** Every target once per round, interleaved, after a warm-up; medians over the rounds. */
-async function measure(targets: Target[], rounds: number, seconds: number, connections: number) {
+async function measure(
+  targets: Target[],
+  rounds: number,
+  seconds: number,
+  connections: number,
+  warmup = WARMUP,
+) {
   const runs = new Map<string, Array<LoadResult & { cpuUs: number; sideCpuUs: number }>>(
     targets.map((t) => [t.name, []]),
   );
-  for (const t of targets) await once(t, connections, 3); // let each process's JIT settle
+  // Warm-up: WARMUP load runs per target, each with new connections as the rounds have. V8
+  // deoptimises and recompiles the request path the first times a run's connections close
+  // mid-request (--trace-opt, token path: 840 ms compiling in the first 2-s run, 50–170 ms in
+  // runs 6 to 9, then little): counted before, that was noise of several µs per request.
+  for (let i = 0; i < warmup; i++) for (const t of targets) await once(t, connections, seconds);
   for (let round = 1; round <= rounds; round++) {
     for (const t of targets) {
       const r = await once(t, connections, seconds);
@@ -305,6 +317,7 @@ async function latencyPass(targets: Target[]) {
     ROUNDS,
     Math.max(3, Math.round(SECONDS / 2)),
     1,
+    1,
   );
   const direct = single.get('upstream direct');
   const added = (name: string) => ({
@@ -331,7 +344,7 @@ async function scaleRuns(upstreamPort: number, bareRps: number) {
       path: API,
       headers: storefrontHeaders,
     };
-    const r = (await measure([target], 1, SECONDS, CONNECTIONS)).get(label);
+    const r = (await measure([target], 1, SECONDS, CONNECTIONS, 1)).get(label);
     g.child.kill('SIGKILL');
     scale.push({
       run: label,

@@ -44,7 +44,7 @@ export class KeyTable {
     // a rotating key's secrets live in `rotations`, the minting one first: not kept twice
     this.secrets.push(rotation === null ? own(secret) : '');
     this.kinds.push(KINDS.findIndex(([a, p]) => a === raw.access_type && p === (raw.purpose ?? null)));
-    if (raw.origin_ips) this.origins.set(at, own(raw.origin_ips.join(',')));
+    if (raw.origin_ips !== undefined) this.origins.set(at, own(raw.origin_ips.join(',')));
     if (expiresAtS !== null) this.expires.set(at, expiresAtS);
     if (rotation !== null) {
       this.rotations.set(
@@ -127,9 +127,13 @@ function ownAscii(text: string): string {
   return Buffer.from(text, 'latin1').toString('latin1');
 }
 
-/** A key's `origin_ips`, validated at load (a comma is in no address or range), as a matcher. */
+/**
+ * A key's `origin_ips`, validated at load (a comma is in no address or range), as a matcher. An
+ * empty list is a list all the same: it matches no address (CONTRACT §3.1: configured, so enforced).
+ */
 function matcherOf(list: string | undefined): IpMatcher | null {
-  return list === undefined ? null : createIpMatcher(list.split(',').map(checkedRange));
+  if (list === undefined) return null;
+  return createIpMatcher(list === '' ? [] : list.split(',').map(checkedRange));
 }
 
 function secretKey(text: string) {

@@ -19,7 +19,9 @@ export interface CorsPolicy {
 }
 
 const VARY_ONLY: CorsHeaders = Object.freeze({ vary: 'Origin' });
-const NONE: CorsHeaders = Object.freeze({});
+/** No CORS headers (CORS off): compared by identity on the hot path. */
+export const NO_CORS: CorsHeaders = Object.freeze({});
+const NONE = NO_CORS;
 
 /**
  * Storefront browsers (issue 5). An origin is granted when it is in `cors.origins`, or — once

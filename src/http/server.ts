@@ -4,7 +4,7 @@ import { NO_HEADERS } from '../admission/index.js';
 import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
-import type { CorsHeaders } from '../cors/cors.js';
+import { type CorsHeaders, NO_CORS } from '../cors/cors.js';
 import { parseAddress } from '../net/ip.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -96,9 +96,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       );
     }
     const cors = state.cors.grant(origin, principal.key);
-    ex.admit(principal, cors, (added) =>
-      answer(ex, principal, added === NO_HEADERS ? cors : { ...cors, ...added }),
-    );
+    ex.admit(principal, cors, (added) => answer(ex, principal, withAdmission(cors, added)));
   }
 
   /** Admitted: the lookup is answered here, everything else forwarded. */
@@ -198,4 +196,10 @@ export function createRequestHandler(deps: HandlerDeps) {
 /** `::ffff:10.1.2.3` as `10.1.2.3`: the form written into X-Forwarded-For. */
 function normalisePeer(peer: string | undefined): string | undefined {
   return peer?.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer;
+}
+
+/** CORS headers and the admission's (RateLimit fields), a new object only when both have some. */
+function withAdmission(cors: CorsHeaders, added: Readonly<Record<string, string>>): CorsHeaders {
+  if (added === NO_HEADERS) return cors;
+  return cors === NO_CORS ? added : { ...cors, ...added };
 }

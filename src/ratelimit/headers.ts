@@ -17,7 +17,11 @@ export function policyField(policies: readonly RateLimitPolicy[]): string {
  * r is 0, equal to Retry-After; else until the bucket is full again).
  */
 export function rateLimitField(states: readonly PolicyState[]): string {
-  return states.map((s) => `"${s.policy.name}";r=${s.remaining};t=${secondsOf(s)}`).join(', ');
+  let field = '';
+  for (const s of states) {
+    field += `${field === '' ? '' : ', '}"${s.policy.name}";r=${s.remaining};t=${secondsOf(s)}`;
+  }
+  return field;
 }
 
 /** Whole seconds for `t` and Retry-After: rounded up, and at least 1 when nothing is left. */

@@ -38,6 +38,8 @@ export interface RateLimiterOptions {
 interface Applying {
   readonly policies: readonly RateLimitPolicy[];
   readonly policyField: string;
+  /** Each policy's bucket id when the key alone names it (`by: key`), else null: built per request. */
+  readonly keyIds: ReadonlyArray<string | null>;
 }
 
 /**
@@ -52,7 +54,13 @@ export function createRateLimiter(options: RateLimiterOptions) {
     let sets = byKey.get(keyName);
     if (sets === undefined) {
       const forKey = options.policies.filter((p) => p.keys === null || p.keys.has(keyName));
-      sets = { withLead: applying(forKey), withoutLead: applying(forKey.filter((p) => p.by !== 'lead')) };
+      sets = {
+        withLead: applying(forKey, keyName),
+        withoutLead: applying(
+          forKey.filter((p) => p.by !== 'lead'),
+          keyName,
+        ),
+      };
       byKey.set(keyName, sets);
     }
     return hasLead ? sets.withLead : sets.withoutLead;
@@ -74,7 +82,7 @@ export function createRateLimiter(options: RateLimiterOptions) {
 
   async function decideShared(set: Applying, subject: Subject): Promise<LimitOutcome> {
     try {
-      const ids = set.policies.map((p) => bucketId(p, subject));
+      const ids = set.policies.map((p, i) => set.keyIds[i] ?? bucketId(p, subject));
       const verdicts = await Promise.all(set.policies.map((p, i) => spendShared(p, ids[i] as string)));
       return outcome(set, verdicts, subject.keyName);
     } catch (err) {
@@ -113,7 +121,11 @@ export function createRateLimiter(options: RateLimiterOptions) {
       const set = applyingTo(subject.keyName, subject.hasLead);
       if (set === null) return null;
       if (inProcess === null) return decideShared(set, subject);
-      const verdicts = set.policies.map((p) => inProcess.spendNow(bucketId(p, subject), p.bucket));
+      const verdicts: GcraVerdict[] = [];
+      for (let i = 0; i < set.policies.length; i++) {
+        const p = set.policies[i] as RateLimitPolicy;
+        verdicts.push(inProcess.spendNow(set.keyIds[i] ?? bucketId(p, subject), p.bucket));
+      }
       return outcome(set, verdicts, subject.keyName);
     },
   };
@@ -121,8 +133,10 @@ export function createRateLimiter(options: RateLimiterOptions) {
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
 
-function applying(policies: readonly RateLimitPolicy[]): Applying | null {
-  return policies.length === 0 ? null : { policies, policyField: policyField(policies) };
+function applying(policies: readonly RateLimitPolicy[], keyName: string): Applying | null {
+  if (policies.length === 0) return null;
+  const keyIds = policies.map((p) => (p.by === 'key' ? keyBucketId(p, keyName) : null));
+  return { policies, policyField: policyField(policies), keyIds };
 }
 
 const RETRY: Readonly<Record<string, string>> = Object.freeze({ 'retry-after': '1' });
@@ -133,8 +147,12 @@ const storeUnavailable = new GatewayError(
 
 /** The bucket's id; a lead or customer id is hashed (no customer data in the store's keys). */
 function bucketId(policy: RateLimitPolicy, subject: Subject): string {
-  if (policy.by === 'key') return `rl:${policy.name}:key:${subject.keyName}`;
+  if (policy.by === 'key') return keyBucketId(policy, subject.keyName);
   if (policy.by === 'client_ip') return `rl:${policy.name}:ip:${subject.clientIp()}`;
   const lead = createHash('sha256').update(subject.lead()).digest('hex').slice(0, 32);
   return `rl:${policy.name}:lead:${subject.keyName}:${lead}`;
+}
+
+function keyBucketId(policy: RateLimitPolicy, keyName: string): string {
+  return `rl:${policy.name}:key:${keyName}`;
 }

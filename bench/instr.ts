@@ -1,0 +1,204 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { signLeadToken } from '../src/client/index.js';
+import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
+import { start, stopAll } from './process.js';
+import { buildRef, ROOT } from './worktree.js';
+
+/**
+ * `npm run bench:instr [-- <git-ref>]`: instructions per request, counted by valgrind's callgrind,
+ * for the bare undici proxy, the token path and the token path with one in-memory policy (and the
+ * same two of another ref, built in a work tree). The count barely depends on what else the
+ * machine runs, so it settles which build does more work where CPU time on shared cores cannot.
+ * Each process runs with `--single-threaded` (V8 compiles and collects on the main thread, in step
+ * with the requests rather than with a starved helper thread), is counted from its start, and
+ * serves INSTR_WARMUP requests before the INSTR_REQUESTS it is measured on. What V8's optimising
+ * compiler still spends then is shown apart: the JIT is not fully settled.
+ */
+const WARMUP = Number(process.env.INSTR_WARMUP ?? 3000);
+const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 2000);
+const CONNECTIONS = 50;
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const HEADERS = {
+  'x-apikey': STOREFRONT_KEY,
+  'x-source': 'web',
+  'x-leadtoken': signLeadToken(SECRET, 'lead-1'),
+};
+
+/** Instructions per request: all threads, and the part in V8's optimising compiler. */
+interface Count {
+  readonly total: number;
+  readonly compiler: number;
+}
+
+/** `n` GETs over CONNECTIONS keep-alive sockets; any answer but 200 is an error. */
+async function drive(port: number, n: number): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  let next = 0;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.get({
+        host: '127.0.0.1',
+        port,
+        path: '/api/v2/merchant/orders',
+        headers: HEADERS,
+        agent,
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${res.statusCode}`))));
+      });
+    });
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (next++ < n) await one();
+    }),
+  );
+  agent.destroy();
+}
+
+const COMPILER = /compiler::|turboshaft|maglev|Maglev|interpreter::|baseline::|OptimizedCompilationJob/;
+
+/** The instructions of one callgrind dump (one thread): in all, and in V8's compiler. */
+function split(file: string): Count {
+  const text = execFileSync('callgrind_annotate', ['--threshold=100', '--auto=no', file], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
+  let total = 0;
+  let compiler = 0;
+  for (const line of text.split('\n')) {
+    const m = /^\s*([\d,]+) \([^)]*\)\s+(.*)$/.exec(line);
+    if (m?.[1] === undefined) continue;
+    const ir = Number(m[1].replaceAll(',', ''));
+    if (m[2]?.startsWith('PROGRAM TOTALS')) total = ir;
+    else if (COMPILER.test(m[2] ?? '')) compiler += ir;
+  }
+  return { total, compiler };
+}
+
+async function count(name: string, args: string[]): Promise<Count> {
+  const dir = mkdtempSync(join(tmpdir(), 'leadgate-instr-'));
+  const valgrind = ['valgrind', '-q', '--tool=callgrind', '--separate-threads=yes'];
+  const p = await start(['--single-threaded', ...args], {}, 'free', [
+    ...valgrind,
+    `--callgrind-out-file=${dir}/cg.%p`,
+  ]);
+  const pid = String(p.child.pid);
+  const control = (flag: string) => execFileSync('callgrind_control', [flag, pid], { stdio: 'ignore' });
+  try {
+    await drive(p.port, WARMUP);
+    control('--zero');
+    await drive(p.port, REQUESTS);
+    control('--dump');
+    const threads = readdirSync(dir)
+      .filter((f) => /-\d+$/.test(f))
+      .map((f) => split(join(dir, f)));
+    const sum = (of: (c: Count) => number) => threads.reduce((n, c) => n + of(c), 0) / REQUESTS;
+    const c = { total: sum((t) => t.total), compiler: sum((t) => t.compiler) };
+    process.stderr.write(
+      `  ${name.padEnd(20)} ${fmt(c.total)} (of which V8's compiler ${fmt(c.compiler)})\n`,
+    );
+    return c;
+  } finally {
+    p.child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n: number) => `${(n / 1000).toFixed(1)}k`;
+
+function hasValgrind(): boolean {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main() {
+  if (!hasValgrind()) throw new Error('bench:instr needs valgrind (Debian: apt-get install valgrind)');
+  const ref = process.argv[2];
+  const built = ref === undefined ? null : buildRef(ref);
+  try {
+    const upstream = await start([here('./upstream.js')], {}, 'load');
+    const gateway = (limited: boolean) => [
+      'serve',
+      '--config',
+      writeBenchConfig({
+        upstreamPort: upstream.port,
+        engine: 'undici',
+        ...(limited ? { rateLimit: { redisPort: null } } : {}),
+      }),
+    ];
+    const mainA = here('../src/main.js');
+    process.stderr.write(`counting: ${WARMUP} requests to warm up, ${REQUESTS} counted, per target\n`);
+    const bare = await count('bare undici proxy', [here('./bare-undici.js'), String(upstream.port)]);
+    const a = await count('A token', [mainA, ...gateway(false)]);
+    const aPolicy = await count('A token + 1 policy', [mainA, ...gateway(true)]);
+    const b = built === null ? null : await count('B token', [built.main, ...gateway(false)]);
+    const bPolicy = built === null ? null : await count('B token + 1 policy', [built.main, ...gateway(true)]);
+    report({ bare, a, aPolicy, b, bPolicy, ref, commit: built?.commit ?? null });
+  } finally {
+    stopAll();
+    built?.remove();
+  }
+}
+
+interface Report {
+  readonly bare: Count;
+  readonly a: Count;
+  readonly aPolicy: Count;
+  readonly b: Count | null;
+  readonly bPolicy: Count | null;
+  readonly ref: string | undefined;
+  readonly commit: string | null;
+}
+
+/** Instructions per request but for V8's optimising compiler (still settling: how much varies). */
+const settled = (c: Count) => c.total - c.compiler;
+
+function report(r: Report) {
+  const signed = (n: number, text: string) => `${n >= 0 ? '+' : ''}${text}`;
+  const diff = (x: Count, y: Count) => {
+    const d = settled(x) - settled(y);
+    const all = x.total - y.total;
+    return `${signed(d, fmt(d))} (${signed(d, ((100 * d) / settled(y)).toFixed(1))} %); with the compiler ${signed(all, fmt(all))}`;
+  };
+  console.log(
+    `\ninstructions per request (${WARMUP} requests to warm up, ${REQUESTS} counted, node ${process.version})`,
+  );
+  const rows: Array<[string, Count | null]> = [
+    ['bare undici proxy', r.bare],
+    ['A token path', r.a],
+    ['A token + 1 policy', r.aPolicy],
+    ['B token path', r.b],
+    ['B token + 1 policy', r.bPolicy],
+  ];
+  for (const [name, c] of rows) {
+    if (c !== null)
+      console.log(`  ${name.padEnd(20)} ${fmt(settled(c))}  (+ V8's optimising compiler ${fmt(c.compiler)})`);
+  }
+  console.log(`A's one in-memory policy: ${diff(r.aPolicy, r.a)}`);
+  if (r.b !== null && r.bPolicy !== null) {
+    console.log(`token path, A − B (${r.ref}, ${r.commit?.slice(0, 7)}): ${diff(r.a, r.b)}`);
+    console.log(`token path + 1 policy, A − B: ${diff(r.aPolicy, r.bPolicy)}`);
+  }
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'bench/results/instr.json'),
+    `${JSON.stringify({ when: new Date().toISOString(), node: process.version, warmup: WARMUP, requests: REQUESTS, ...r }, null, 2)}\n`,
+  );
+}
+
+process.on('exit', stopAll);
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
