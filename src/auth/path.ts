@@ -18,8 +18,8 @@ const badPath = (why: string) => new GatewayError('bad_path', `the path is not i
 const PLAIN = /^[\x21-\x7e]*$/;
 // %XX escapes that a server behind us could read as something else: unreserved characters
 // (RFC 3986 §6.2.2.2 says to decode them, so `%6Ceads` is `leads`), `/` `\` `;` `.` `%` `#`,
-// and control characters.
-const FORBIDDEN_ESCAPE = /%(?:[46][1-9a-f]|[57][0-9a]|3[0-9b]|2[35def]|5[cf]|7e|[01][0-9a-f]|7f)/i;
+// `?` (decoded, it would end the path), and control characters.
+const FORBIDDEN_ESCAPE = /%(?:[46][1-9a-f]|[57][0-9a]|3[0-9bf]|2[35def]|5[cf]|7e|[01][0-9a-f]|7f)/i;
 
 /**
  * CONTRACT §3.1. A path under the prefix is accepted only in its one canonical spelling. A path

@@ -40,6 +40,10 @@ describe('routePath', () => {
     ['dot segments reaching the prefix', '/public/../api/v2/merchant/orders'],
     ['encoded NUL', '/api/v2/merchant/orders%00'],
     ['double-encoded dots', '/api/v2/merchant/%252e%252e/x'],
+    // decoded and parsed again, `?` ends the path: leads/lead-0001 is the lookup route
+    ['an encoded question mark', '/api/v2/merchant/leads/lead-0001%3f/x'],
+    ['an encoded question mark, upper case', '/api/v2/merchant/leads/lead-0001%3F/x'],
+    ['an encoded hash', '/api/v2/merchant/leads/lead-0001%23/x'],
   ])('refuses %s with bad_path', (_name, url) => {
     expect(codeOf(url)).toBe('bad_path');
   });

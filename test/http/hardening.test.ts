@@ -185,6 +185,9 @@ describe.each(['undici', 'http-proxy'] as const)('hardening on %s', (engine) => 
       '/api/v2/merchant\\..\\admin',
       '/api/v2/merchant/orders#frag',
       '/api/v2/merchant/%c0%ae%c0%ae/x',
+      '/api/v2/merchant/leads/lead-1%3f/x',
+      '/api/v2/merchant/leads/lead-1%3F/x',
+      '/api/v2/merchant/leads/lead-1%23/x',
     ])('answers %s with 400 bad_path and forwards nothing', async (path) => {
       const r = await send(
         [request(`GET ${path} HTTP/1.1`, [...storefront, ['x-leadtoken', token('lead-1')]])],
