@@ -21,7 +21,6 @@ export interface CorsPolicy {
 const VARY_ONLY: CorsHeaders = Object.freeze({ vary: 'Origin' });
 /** No CORS headers (CORS off): compared by identity on the hot path. */
 export const NO_CORS: CorsHeaders = Object.freeze({});
-const NONE = NO_CORS;
 
 /**
  * Storefront browsers (issue 5). An origin is granted when it is in `cors.origins`, or — once
@@ -56,7 +55,7 @@ export function createCorsPolicy(config: Config): CorsPolicy {
       };
     },
     grant(origin, key) {
-      if (!enabled) return NONE;
+      if (!enabled) return NO_CORS;
       if (origin === undefined || !(key === null ? anyKey : allowedFor(key)).has(origin)) return VARY_ONLY;
       return {
         'access-control-allow-origin': origin,
