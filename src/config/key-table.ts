@@ -9,6 +9,10 @@ const KINDS: ReadonlyArray<readonly [AccessType, Purpose | null]> = [
   ['WRITE', null],
 ];
 
+/** The index in KINDS of a key's access type and purpose (validation allows no other pair). */
+const kindOf = (access: AccessType, purpose: Purpose | undefined): number =>
+  access === 'WRITE' ? 2 : purpose === 'STOREFRONT' ? 1 : 0;
+
 /** Key objects kept built at once: the keys in use; the rest are packed until asked for. */
 const BUILT = 10_000;
 
@@ -39,11 +43,11 @@ export class KeyTable {
 
   add({ raw, sha256, secret, rotation, expiresAtS }: ResolvedKey): void {
     const at = this.names.length;
-    this.index.set(Buffer.from(sha256, 'hex').toString('latin1'), at);
+    this.index.set(binaryOf(sha256), at);
     this.names.push(ownAscii(raw.name));
     // a rotating key's secrets live in `rotations`, the minting one first: not kept twice
     this.secrets.push(rotation === null ? own(secret) : '');
-    this.kinds.push(KINDS.findIndex(([a, p]) => a === raw.access_type && p === (raw.purpose ?? null)));
+    this.kinds.push(kindOf(raw.access_type, raw.purpose));
     if (raw.origin_ips !== undefined) this.origins.set(at, own(raw.origin_ips.join(',')));
     if (expiresAtS !== null) this.expires.set(at, expiresAtS);
     if (rotation !== null) {
@@ -66,16 +70,16 @@ export class KeyTable {
 
   /** The key with this lowercase hex sha256 (what `key_sha256` holds). */
   get(sha256Hex: string): ApiKey | undefined {
-    const hash = Buffer.from(sha256Hex, 'hex').toString('latin1');
+    const hash = binaryOf(sha256Hex);
     return this.at(this.index.get(hash), hash);
   }
 
-  /** Name and `expires_at` (unix seconds) of every key that has one. */
   /** Every key's name, in config order. */
   nameList(): readonly string[] {
     return this.names;
   }
 
+  /** Name and `expires_at` (unix seconds) of every key that has one. */
   *expiries(): Iterable<readonly [string, number]> {
     for (const [i, s] of this.expires) yield [this.names[i] ?? '', s];
   }
@@ -112,6 +116,16 @@ export class KeyTable {
     this.built.set(i, key);
     return key;
   }
+}
+
+const scratch = Buffer.alloc(32);
+
+/**
+ * The 32 bytes of a hex sha256 as a latin1 string, through one buffer kept for it: a new Buffer per
+ * key cost ~0.4 µs more, 40 ms of a 100,000-key start.
+ */
+function binaryOf(sha256Hex: string): string {
+  return scratch.toString('latin1', 0, scratch.write(sha256Hex, 'hex'));
 }
 
 /**

@@ -1,11 +1,12 @@
 import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import { GatewayError } from '../contract/errors.js';
 import { type Deadline, Deadlines, type Expiring } from './deadlines.js';
 import type { Forwarder, ForwardHandle, ForwardJob } from './forward.js';
 import { downstreamHeaders } from './headers.js';
+import { Pool } from './undici-pool.js';
 
 /** Request headers undici sets itself or refuses; it frames the body from content-length or chunks. */
 const REQUEST_SKIP = new Set(['transfer-encoding', 'expect', 'connection', 'keep-alive', 'upgrade']);

@@ -1,5 +1,14 @@
+import fc from 'fast-check';
+import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { createIpMatcher, parseAddress, parseRange, type Range } from '../../src/net/ip.js';
+import {
+  createIpMatcher,
+  isFourPartDecimal,
+  isIPv4Mapped,
+  parseAddress,
+  parseRange,
+  type Range,
+} from '../../src/net/ip.js';
 
 const matcher = (...ranges: string[]) => createIpMatcher(ranges.map((r) => parseRange(r) as Range));
 const addr = (text: string) => {
@@ -17,6 +26,60 @@ describe('parseAddress', () => {
     for (const bad of ['', 'localhost', '1.2.3', '256.1.1.1', '1.2.3.4/32', 'fe80::1::2']) {
       expect(parseAddress(bad)).toBeNull();
     }
+  });
+});
+
+describe('isFourPartDecimal', () => {
+  // Node's check stands in for ipaddr.js's (one pass instead of two): the same set, on every line.
+  const octet = fc.oneof(
+    fc.integer({ min: 0, max: 300 }).map(String),
+    fc.constantFrom('00', '01', '007', '0x7f', '-1', '', ' 1', '1 ', '１', '255', '256'),
+  );
+  const dotted = fc
+    .array(octet, { minLength: 1, maxLength: 6 })
+    .chain((parts) => fc.constantFrom(parts.join('.'), `${parts.join('.')}.`, parts.join('..')));
+  const texts = fc.oneof(dotted, fc.string(), fc.stringMatching(/^[0-9.]{1,20}$/));
+
+  it('accepts exactly what ipaddr.js isValidFourPartDecimal accepts', () => {
+    fc.assert(
+      fc.property(texts, (text) => isFourPartDecimal(text) === ipaddr.IPv4.isValidFourPartDecimal(text)),
+      { numRuns: 20_000 },
+    );
+  });
+  it.each([
+    ['203.0.113.7', true],
+    ['0.0.0.0', true],
+    ['255.255.255.255', true],
+    ['010.0.0.1', false],
+    ['1.2.3', false],
+    ['1.2.3.256', false],
+    [' 1.2.3.4', false],
+  ])('%s: %s', (text, ok) => {
+    expect(isFourPartDecimal(text)).toBe(ok);
+    expect(ipaddr.IPv4.isValidFourPartDecimal(text)).toBe(ok);
+  });
+});
+
+describe('isIPv4Mapped', () => {
+  // Words near the edges of ::ffff:0:0/96 and of the special ranges ipaddr.js checks before it.
+  const word = fc.oneof(
+    fc.constantFrom(0, 1, 0xffff, 0xfffe, 0xfe80, 0xff00, 0xfc00, 0x64, 0xff9b, 0x2001, 0x2002),
+    fc.integer({ min: 0, max: 0xffff }),
+  );
+  const address = fc.oneof(
+    fc.array(word, { minLength: 8, maxLength: 8 }),
+    fc.tuple(word, word).map(([a, b]) => [0, 0, 0, 0, 0, 0xffff, a, b]),
+    fc.tuple(word, word, word).map(([x, a, b]) => [0, 0, 0, 0, x, 0xffff, a, b]),
+  );
+
+  it('answers what ipaddr.js isIPv4MappedAddress answers', () => {
+    fc.assert(
+      fc.property(address, (parts) => {
+        const addr = new ipaddr.IPv6(parts);
+        return isIPv4Mapped(addr) === addr.isIPv4MappedAddress();
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
 
