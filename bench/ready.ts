@@ -1,5 +1,7 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuMicros } from './cpu.js';
 import { writeBenchConfig } from './fixture.js';
@@ -17,6 +19,13 @@ import { buildRef } from './worktree.js';
 const RUNS = Number(process.env.READY_RUNS ?? 9);
 const KEYS = Number(process.env.READY_KEYS ?? 100_000);
 const HERE = fileURLToPath(new URL('../src/main.js', import.meta.url));
+/** A start that has not printed its ready line by then has failed. */
+const START_TIMEOUT_MS = 60_000;
+
+/** The process being started, killed on any way out (an error, a signal, the end). */
+let running: ChildProcess | null = null;
+process.on('exit', () => running?.kill('SIGKILL'));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
 interface Start {
   readonly wallMs: number;
@@ -31,21 +40,41 @@ function startOnce(main: string, config: string): Promise<Start> {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LEADGATE_WATCH: '0' },
     });
+    running = child;
     let seen = '';
-    let ready = false;
+    let outcome: Start | Error | null = null;
+    const finish = (result: Start | Error) => {
+      if (outcome !== null) return;
+      outcome = result;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+    };
+    const timer = setTimeout(
+      () => finish(new Error(`${main} was not ready in ${START_TIMEOUT_MS} ms`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (chunk: Buffer) => {
       seen = (seen + chunk.toString()).slice(-4096);
-      if (ready || !seen.includes('"leadgate ready"')) return;
-      ready = true;
+      if (outcome !== null || !seen.includes('"leadgate ready"')) return;
       const wallMs = performance.now() - t0;
-      const cpuMs = cpuMicros(child.pid ?? 0) / 1000;
-      child.once('exit', () => resolve({ wallMs, cpuMs }));
-      child.kill('SIGKILL');
+      try {
+        finish({ wallMs, cpuMs: cpuMicros(child.pid ?? 0) / 1000 });
+      } catch (err) {
+        finish(err instanceof Error ? err : new Error(String(err)));
+      }
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
+    child.once('error', (err) => {
+      running = null;
+      finish(err);
+      reject(err); // a process that never started has no exit to wait for
+    });
     child.once('exit', () => {
-      if (!ready) reject(new Error(`${main} exited before it was ready: ${seen.slice(-400)}`));
+      running = null;
+      finish(new Error(`${main} exited before it was ready: ${seen.slice(-400)}`));
+      if (outcome instanceof Error) reject(outcome);
+      else if (outcome !== null) resolve(outcome);
     });
   });
 }
@@ -70,7 +99,8 @@ async function main() {
     builds.push({ name: `B (${ref}, ${other.commit.slice(0, 7)})`, main: other.main, starts: [] });
   try {
     process.stderr.write(`bench:ready: ${KEYS} soak-shaped keys, ${RUNS} starts per build\n`);
-    await startOnce(HERE, config); // the file into the page cache, once, for both builds
+    // the config into the page cache, and each build's files, before anything is counted
+    for (const build of builds) await startOnce(build.main, config);
     for (let run = 0; run < RUNS; run++) {
       // alternate which build goes first: a slow swing of the machine hits both alike
       const order = run % 2 === 0 ? builds : [...builds].reverse();
@@ -93,6 +123,7 @@ async function main() {
     );
   } finally {
     other?.remove();
+    rmSync(dirname(config), { recursive: true, force: true });
   }
 }
 

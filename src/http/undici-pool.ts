@@ -9,5 +9,11 @@ import type { Pool as UndiciPool } from 'undici';
  */
 const require = createRequire(import.meta.url);
 
-export const Pool: typeof UndiciPool = require('undici/lib/dispatcher/pool.js');
-export type Pool = UndiciPool;
+/**
+ * Loaded alone, a Pool lacks what the index adds to every dispatcher (`request`, `stream`,
+ * `pipeline`, `connect`, `upgrade`): the type says so, so a call to one of them does not compile.
+ */
+export type Pool = Omit<UndiciPool, 'request' | 'stream' | 'pipeline' | 'connect' | 'upgrade'>;
+export const Pool: new (
+  ...args: ConstructorParameters<typeof UndiciPool>
+) => Pool = require('undici/lib/dispatcher/pool.js');

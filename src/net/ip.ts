@@ -9,10 +9,11 @@ export type Address = ipaddr.IPv4 | ipaddr.IPv6;
  */
 export function parseAddress(text: string): Address | null {
   const trimmed = text.trim();
-  // Four dotted decimals only: no `1.2.3`, `0x7f.1` or other legacy IPv4 shorthands.
-  if (!trimmed.includes(':')) return isFourPartDecimal(trimmed) ? ipaddr.IPv4.parse(trimmed) : null;
-  // One parse, where ipaddr.process would try each family's parser in turn (a config loads many).
+  // One parse, where ipaddr.process would try each family's parser in turn (a config loads many);
+  // a text from X-Forwarded-For that ipaddr.js refuses is null, never an exception.
   try {
+    // Four dotted decimals only: no `1.2.3`, `0x7f.1` or other legacy IPv4 shorthands.
+    if (!trimmed.includes(':')) return isFourPartDecimal(trimmed) ? ipaddr.IPv4.parse(trimmed) : null;
     const v6 = ipaddr.IPv6.parse(trimmed);
     return isIPv4Mapped(v6) ? v6.toIPv4Address() : v6;
   } catch {

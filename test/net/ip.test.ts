@@ -54,6 +54,10 @@ describe('isFourPartDecimal', () => {
     ['1.2.3', false],
     ['1.2.3.256', false],
     [' 1.2.3.4', false],
+    ['1.2.3.4\0x', false],
+    ['1.2.3.4\n', false],
+    ['1.2.3.4.', false],
+    ['١.٢.٣.٤', false],
   ])('%s: %s', (text, ok) => {
     expect(isFourPartDecimal(text)).toBe(ok);
     expect(ipaddr.IPv4.isValidFourPartDecimal(text)).toBe(ok);
