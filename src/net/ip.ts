@@ -5,7 +5,11 @@ export type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
 /**
  * Parses an address the way leadgate compares them: IPv4-mapped IPv6 (`::ffff:1.2.3.4`) becomes
- * its IPv4 form, an IPv6 zone (`%eth0`) is dropped. Returns null for anything that is not an address.
+ * its IPv4 form, an IPv6 zone (`%eth0`) is dropped (one address, one spelling: one rate-limit
+ * bucket). Returns null for anything that is not an address, and for spellings ipaddr.js would
+ * read loosely: a dotted IPv4 inside IPv6 must be four plain decimals too (not `::ffff:127.000.0.1`
+ * or `::ffff:0x7f.0.0.1`), and the deprecated IPv4-compatible `::1.2.3.4`, which ipaddr.js reads as
+ * IPv4-mapped, is refused (RFC 4291 §2.5.5.1: it is not the IPv4 address).
  */
 export function parseAddress(text: string): Address | null {
   const trimmed = text.trim();
@@ -14,11 +18,21 @@ export function parseAddress(text: string): Address | null {
   try {
     // Four dotted decimals only: no `1.2.3`, `0x7f.1` or other legacy IPv4 shorthands.
     if (!trimmed.includes(':')) return isFourPartDecimal(trimmed) ? ipaddr.IPv4.parse(trimmed) : null;
-    const v6 = ipaddr.IPv6.parse(trimmed);
+    if (trimmed.includes('.') && !isStrictTransitional(trimmed)) return null;
+    const parsed = ipaddr.IPv6.parse(trimmed);
+    const v6 = parsed.zoneId === undefined ? parsed : new ipaddr.IPv6(parsed.parts);
     return isIPv4Mapped(v6) ? v6.toIPv4Address() : v6;
   } catch {
     return null;
   }
+}
+
+/** `…:a.b.c.d` (zone aside) with four plain decimals, and not the deprecated `::a.b.c.d`. */
+function isStrictTransitional(text: string): boolean {
+  const zone = text.indexOf('%');
+  const address = zone === -1 ? text : text.slice(0, zone);
+  const colon = address.lastIndexOf(':');
+  return isFourPartDecimal(address.slice(colon + 1)) && colon !== 1;
 }
 
 /**
@@ -75,7 +89,7 @@ export function parseRange(text: string): Range | string {
 function parseCidr(text: string): [Address, number] | null {
   const prefix = text.slice(0, text.indexOf('/'));
   const v6 = prefix.includes(':');
-  if (!v6 && !isFourPartDecimal(prefix)) return null;
+  if (v6 ? prefix.includes('.') && !isStrictTransitional(prefix) : !isFourPartDecimal(prefix)) return null;
   try {
     return v6 ? ipaddr.IPv6.parseCIDR(text) : ipaddr.IPv4.parseCIDR(text);
   } catch {

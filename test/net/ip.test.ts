@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
 import {
+  addressKey,
   createIpMatcher,
   isFourPartDecimal,
   isIPv4Mapped,
@@ -26,6 +27,35 @@ describe('parseAddress', () => {
     for (const bad of ['', 'localhost', '1.2.3', '256.1.1.1', '1.2.3.4/32', 'fe80::1::2']) {
       expect(parseAddress(bad)).toBeNull();
     }
+  });
+  // Found by an adversarial probe: ipaddr.js reads these loosely inside IPv6.
+  it.each([
+    '::ffff:127.000.0.1',
+    '::ffff:0x7f.0.0.1',
+    '::ffff:0177.0.0.1',
+    '::ffff:127.1',
+    '::127.0.0.1',
+    '::127.0.0.1%lo',
+    '::ffff:1.2.3.4.5',
+  ])('refuses the loose spelling %s', (text) => {
+    expect(parseAddress(text)).toBeNull();
+  });
+  it('reads the full IPv4-compatible form as the IPv6 address it is, not as IPv4', () => {
+    expect(addressKey(addr('0:0:0:0:0:0:127.0.0.1'))).toBe(addressKey(addr('::7f00:1')));
+    expect(addr('1::1.2.3.4').kind()).toBe('ipv6');
+  });
+  it('drops a zone: one address, one key (and one rate-limit bucket)', () => {
+    expect(addressKey(addr('2001:db8::99%a'))).toBe(addressKey(addr('2001:db8::99')));
+    expect(addressKey(addr('2001:db8::99%b'))).toBe(addressKey(addr('2001:db8::99')));
+    expect(addr('::ffff:203.0.113.7%eth0').toString()).toBe('203.0.113.7');
+  });
+});
+
+describe('parseRange, IPv6 with a dotted part', () => {
+  it('reads ::ffff:a.b.c.d/n as IPv4 and refuses loose or deprecated spellings', () => {
+    expect(parseRange('::ffff:10.0.0.0/104')).toEqual(parseRange('10.0.0.0/8'));
+    expect(typeof parseRange('::10.0.0.0/104')).toBe('string');
+    expect(typeof parseRange('::ffff:010.0.0.0/104')).toBe('string');
   });
 });
 
