@@ -9,12 +9,6 @@ import type { MemoryStore } from '../store/memory.js';
 import type { StateStore } from '../store/types.js';
 import { createSingleUse } from './single-use.js';
 
-/** What admission needs of a request besides its principal. */
-export interface AdmissionFacts {
-  readonly peer: string | undefined;
-  readonly headers: IncomingHttpHeaders;
-}
-
 /** The verdict: headers for the answer either way (RateLimit fields, Retry-After), and a refusal. */
 export interface Admitted {
   readonly headers: Readonly<Record<string, string>>;
@@ -24,9 +18,14 @@ export interface Admitted {
 /**
  * Null: nothing to check for this request (no single use, no policy). With the store in this
  * process the verdict comes without a promise; a shared store (Redis, a pool's primary) answers
- * with one.
+ * with one. `peer` and `headers` (the socket's address, the request's headers) are read only when
+ * a `client_ip` policy asks for the client address.
  */
-export type Admit = (principal: Principal, facts: AdmissionFacts) => Admitted | Promise<Admitted> | null;
+export type Admit = (
+  principal: Principal,
+  peer: string | undefined,
+  headers: IncomingHttpHeaders,
+) => Admitted | Promise<Admitted> | null;
 
 export interface AdmissionDeps {
   /** Shared state: Redis (guarded), the primary's memory over IPC, or this process's memory. */
@@ -65,18 +64,16 @@ export function createAdmission(config: Config, deps: AdmissionDeps): Admit | nu
   if (singleUse === null && limiter === null) return null;
   const clientIp = createClientIpResolver(config.trustedProxies);
 
-  function limit(principal: Principal, facts: AdmissionFacts): Admitted | Promise<Admitted> | null {
-    const checked = limiter?.check(new RequestSubject(principal, facts, clientIp));
-    if (checked === undefined || checked === null) return null;
-    return after(checked, (o) => ({ headers: o.headers, error: o.refusal }));
-  }
+  // The limiter's outcome is an `Admitted` as it is: nothing is mapped per request.
+  const limit: Admit = (principal, peer, headers) =>
+    limiter === null ? null : limiter.check(new RequestSubject(principal, peer, headers, clientIp));
 
-  return (principal, facts) => {
+  return (principal, peer, headers) => {
     const lead = principal.lead;
-    if (singleUse === null || lead?.via !== 'digest') return limit(principal, facts);
+    if (singleUse === null || lead?.via !== 'digest') return limit(principal, peer, headers);
     return after(singleUse(principal.key.name, lead.digest, lead.stampedS), (error) => {
       if (error !== null) return { headers: error.code === 'store_unavailable' ? RETRY : NONE, error };
-      return limit(principal, facts) ?? ADMITTED;
+      return limit(principal, peer, headers) ?? ADMITTED;
     });
   };
 }
@@ -88,7 +85,8 @@ class RequestSubject implements Subject {
 
   constructor(
     private readonly principal: Principal,
-    private readonly facts: AdmissionFacts,
+    private readonly peer: string | undefined,
+    private readonly headers: IncomingHttpHeaders,
     private readonly resolveIp: ClientIpResolver,
   ) {
     this.keyName = principal.key.name;
@@ -96,7 +94,7 @@ class RequestSubject implements Subject {
   }
 
   clientIp(): string {
-    const address = this.resolveIp(this.facts.peer, this.facts.headers['x-forwarded-for']);
+    const address = this.resolveIp(this.peer, this.headers['x-forwarded-for']);
     return address === null ? 'unknown' : addressKey(address);
   }
 

@@ -99,10 +99,7 @@ export class Exchange implements GuardedExchange {
    */
   admit(principal: Principal, base: CorsHeaders, proceed: (added: CorsHeaders) => void): void {
     const admit = this.state.admit;
-    const admitted =
-      admit === null
-        ? null
-        : admit(principal, { peer: this.socket.remoteAddress, headers: this.req.headers });
+    const admitted = admit === null ? null : admit(principal, this.socket.remoteAddress, this.req.headers);
     if (admitted === null) proceed(NO_HEADERS);
     else if (!(admitted instanceof Promise)) this.settle(admitted, base, proceed);
     else admitted.then((a) => this.settle(a, base, proceed)).catch((err: unknown) => this.unexpected(err));

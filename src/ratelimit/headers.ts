@@ -1,8 +1,7 @@
 import type { RateLimitPolicy } from './settings.js';
 
-/** One policy's state after a request, for the `RateLimit` field. */
+/** One policy's state after a request, for the `RateLimit` field (a GCRA verdict is one). */
 export interface PolicyState {
-  readonly policy: RateLimitPolicy;
   readonly remaining: number;
   readonly waitUs: number;
 }
@@ -14,18 +13,25 @@ export function policyField(policies: readonly RateLimitPolicy[]): string {
 
 /**
  * `RateLimit`: per policy `r` (admissible now) and `t` (seconds: until one more is admitted when
- * r is 0, equal to Retry-After; else until the bucket is full again).
+ * r is 0, equal to Retry-After; else until the bucket is full again). `states[i]` is the state of
+ * `policies[i]`; a policy without one (its store was down, `on_store_error: allow`) is left out.
  */
-export function rateLimitField(states: readonly PolicyState[]): string {
+export function rateLimitField(
+  policies: readonly RateLimitPolicy[],
+  states: ReadonlyArray<PolicyState | null>,
+): string {
   let field = '';
-  for (const s of states) {
-    field += `${field === '' ? '' : ', '}"${s.policy.name}";r=${s.remaining};t=${secondsOf(s)}`;
+  for (let i = 0; i < policies.length; i++) {
+    const s = states[i];
+    if (s === null || s === undefined) continue;
+    const name = (policies[i] as RateLimitPolicy).name;
+    field += `${field === '' ? '' : ', '}"${name}";r=${s.remaining};t=${secondsOf(s)}`;
   }
   return field;
 }
 
 /** Whole seconds for `t` and Retry-After: rounded up, and at least 1 when nothing is left. */
-export function secondsOf(s: Pick<PolicyState, 'remaining' | 'waitUs'>): number {
+export function secondsOf(s: PolicyState): number {
   const seconds = Math.ceil(s.waitUs / 1e6);
   return s.remaining === 0 ? Math.max(1, seconds) : seconds;
 }

@@ -3,7 +3,7 @@ import { GatewayError } from '../contract/errors.js';
 import type { GcraVerdict } from '../gcra/gcra.js';
 import type { MemoryStore } from '../store/memory.js';
 import { type StateStore, StoreUnavailableError } from '../store/types.js';
-import { type PolicyState, policyField, rateLimitField, secondsOf } from './headers.js';
+import { policyField, rateLimitField, secondsOf } from './headers.js';
 import type { RateLimitPolicy } from './settings.js';
 
 /** Who a request counts for. The address and the lead are worked out only when a policy asks. */
@@ -17,10 +17,11 @@ export interface Subject {
   lead(): string;
 }
 
+/** The verdict, in the shape admission answers with (nothing to map per request). */
 export interface LimitOutcome {
   /** `RateLimit-Policy` and `RateLimit`, for the answer whether admitted or not. */
   readonly headers: Readonly<Record<string, string>>;
-  readonly refusal: GatewayError | null;
+  readonly error: GatewayError | null;
 }
 
 export interface RateLimiterOptions {
@@ -38,6 +39,8 @@ export interface RateLimiterOptions {
 interface Applying {
   readonly policies: readonly RateLimitPolicy[];
   readonly policyField: string;
+  /** The headers when no policy has a state to show (each store down, `allow`). */
+  readonly policyOnly: Readonly<Record<string, string>>;
   /** Each policy's bucket id when the key alone names it (`by: key`), else null: built per request. */
   readonly keyIds: ReadonlyArray<string | null>;
 }
@@ -87,32 +90,33 @@ export function createRateLimiter(options: RateLimiterOptions) {
       return outcome(set, verdicts, subject.keyName);
     } catch (err) {
       if (!(err instanceof StoreUnavailableError)) throw err;
-      return { headers: RETRY, refusal: storeUnavailable };
+      return { headers: RETRY, error: storeUnavailable };
     }
   }
 
+  /** `verdicts[i]` is `policies[i]`'s (null: its store was down and `allow` let it through). */
   function outcome(
     set: Applying,
     verdicts: ReadonlyArray<GcraVerdict | null>,
     keyName: string,
   ): LimitOutcome {
-    const states: PolicyState[] = [];
-    let refusedBy: PolicyState | null = null;
-    for (let i = 0; i < verdicts.length; i++) {
-      const v = verdicts[i];
-      if (v === null || v === undefined) continue;
-      const state = { policy: set.policies[i] as RateLimitPolicy, remaining: v.remaining, waitUs: v.waitUs };
-      states.push(state);
-      if (!v.allowed && refusedBy === null) refusedBy = state;
+    const field = rateLimitField(set.policies, verdicts);
+    const refused = firstRefused(verdicts);
+    if (refused === -1) {
+      const headers =
+        field === '' ? set.policyOnly : { 'ratelimit-policy': set.policyField, ratelimit: field };
+      return { headers, error: null };
     }
-    const headers: Record<string, string> = { 'ratelimit-policy': set.policyField };
-    if (states.length > 0) headers.ratelimit = rateLimitField(states);
-    if (refusedBy === null) return { headers, refusal: null };
-    options.limited(refusedBy.policy.name, keyName);
-    headers['retry-after'] = String(secondsOf(refusedBy));
+    const policy = set.policies[refused] as RateLimitPolicy;
+    options.limited(policy.name, keyName);
+    const headers = {
+      'ratelimit-policy': set.policyField,
+      ratelimit: field,
+      'retry-after': String(secondsOf(verdicts[refused] as GcraVerdict)),
+    };
     return {
       headers,
-      refusal: new GatewayError('rate_limited', `rate limit "${refusedBy.policy.name}" reached: retry later`),
+      error: new GatewayError('rate_limited', `rate limit "${policy.name}" reached: retry later`),
     };
   }
 
@@ -136,7 +140,14 @@ export type RateLimiter = ReturnType<typeof createRateLimiter>;
 function applying(policies: readonly RateLimitPolicy[], keyName: string): Applying | null {
   if (policies.length === 0) return null;
   const keyIds = policies.map((p) => (p.by === 'key' ? keyBucketId(p, keyName) : null));
-  return { policies, policyField: policyField(policies), keyIds };
+  const field = policyField(policies);
+  return { policies, policyField: field, policyOnly: Object.freeze({ 'ratelimit-policy': field }), keyIds };
+}
+
+/** The index of the first refusing verdict, or -1. */
+function firstRefused(verdicts: ReadonlyArray<GcraVerdict | null>): number {
+  for (let i = 0; i < verdicts.length; i++) if (verdicts[i]?.allowed === false) return i;
+  return -1;
 }
 
 const RETRY: Readonly<Record<string, string>> = Object.freeze({ 'retry-after': '1' });
