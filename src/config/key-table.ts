@@ -1,7 +1,8 @@
 import { createSecretKey, hash as cryptoHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { checkedRange, createIpMatcher, type IpMatcher } from '../net/ip.js';
-import type { AccessType, ApiKey, Purpose, ResolvedKey, RotatedSecret, SigningSecret } from './keys.js';
+import { StringPack } from '../util/string-pack.js';
+import type { AccessType, ApiKey, Purpose, ResolvedKey, SigningSecret } from './keys.js';
 
 const KINDS: ReadonlyArray<readonly [AccessType, Purpose | null]> = [
   ['READ', 'SERVER'],
@@ -16,50 +17,89 @@ const kindOf = (access: AccessType, purpose: Purpose | undefined): number =>
 /** Key objects kept built at once: the keys in use; the rest are packed until asked for. */
 const BUILT = 10_000;
 
+/** A `signing_secrets` entry, its texts as indexes into the table's pack. */
+interface PackedRotation {
+  readonly kid: number;
+  readonly secret: number;
+  readonly verifyUntilS: number | null;
+}
+
 /**
  * The API keys of one config, packed so that 100,000 keys stay small and load fast: per key a Map
  * entry keyed by the 32-byte binary sha256, the name, the signing secret's text and a kind number;
- * origins (as text) and CORS lists only for the keys that have them. The ApiKey object (with its
- * KeyObjects and its origin matcher) is built when a request names the key, and the last
- * {@link BUILT} built are kept.
+ * origins (as text) and CORS lists only for the keys that have them. The texts are kept in
+ * {@link StringPack}s (a few long strings, none a slice of the config's text); {@link seal} after
+ * adding. The ApiKey object (with its KeyObjects and its origin matcher) is built when a request
+ * names the key, and the last {@link BUILT} built are kept.
  */
 export class KeyTable {
   private readonly index = new Map<string, number>();
-  private readonly names: string[] = [];
-  private readonly secrets: string[] = [];
-  private readonly kinds: number[] = [];
-  /** `origin_ips` as one text, comma-separated: parsed into a matcher when the key is built. */
-  private readonly origins = new Map<number, string>();
+  /** Name and signing secret of key `i` are item `i` of these (a rotating key's secret is ''). */
+  private readonly names = new StringPack();
+  private readonly secrets = new StringPack();
+  /** Every other text (origins, rotation kids and secrets), by index from the maps below. */
+  private readonly texts = new StringPack();
+  private count = 0;
+  /** Per key: its index in KINDS. */
+  private kinds = new Uint8Array(1024);
+  /**
+   * Per key: where its `origin_ips` are in `texts` (one text, comma-separated: parsed into a
+   * matcher when the key is built), or -1 when it has none.
+   */
+  private origins = new Int32Array(1024);
   private readonly cors = new Map<number, ReadonlySet<string>>();
   private readonly allCors = new Set<string>();
   private readonly expires = new Map<number, number>();
-  /** Keys with `signing_secrets`: every entry (the minting one first), as text until built. */
-  private readonly rotations = new Map<number, readonly RotatedSecret[]>();
+  /** Keys with `signing_secrets`: every entry (the minting one first). */
+  private readonly rotations = new Map<number, readonly PackedRotation[]>();
   private readonly built = new LRUCache<number, ApiKey>({ max: BUILT });
 
   get size(): number {
-    return this.names.length;
+    return this.count;
   }
 
   add({ raw, sha256, secret, rotation, expiresAtS }: ResolvedKey): void {
-    const at = this.names.length;
+    const at = this.count++;
+    if (at === this.kinds.length) this.grow();
     this.index.set(binaryOf(sha256), at);
-    this.names.push(ownAscii(raw.name));
+    this.names.add(raw.name);
     // a rotating key's secrets live in `rotations`, the minting one first: not kept twice
-    this.secrets.push(rotation === null ? own(secret) : '');
-    this.kinds.push(kindOf(raw.access_type, raw.purpose));
-    if (raw.origin_ips !== undefined) this.origins.set(at, own(raw.origin_ips.join(',')));
+    this.secrets.add(rotation === null ? secret : '');
+    this.kinds[at] = kindOf(raw.access_type, raw.purpose);
+    this.origins[at] = raw.origin_ips === undefined ? -1 : this.texts.add(raw.origin_ips.join(','));
     if (expiresAtS !== null) this.expires.set(at, expiresAtS);
     if (rotation !== null) {
       this.rotations.set(
         at,
-        rotation.map((r) => ({ kid: own(r.kid), secret: own(r.secret), verifyUntilS: r.verifyUntilS })),
+        rotation.map((r) => ({
+          kid: this.texts.add(r.kid),
+          secret: this.texts.add(r.secret),
+          verifyUntilS: r.verifyUntilS,
+        })),
       );
     }
     if (raw.cors_origins) {
-      this.cors.set(at, new Set(raw.cors_origins));
-      for (const o of raw.cors_origins) this.allCors.add(o);
+      const origins = raw.cors_origins.map(own);
+      this.cors.set(at, new Set(origins));
+      for (const o of origins) this.allCors.add(o);
     }
+  }
+
+  /** Twice the room for the per-key columns. */
+  private grow(): void {
+    const kinds = new Uint8Array(this.kinds.length * 2);
+    kinds.set(this.kinds);
+    this.kinds = kinds;
+    const origins = new Int32Array(this.origins.length * 2);
+    origins.set(this.origins);
+    this.origins = origins;
+  }
+
+  /** Copies the texts added so far into the packs: the config's text they were cut from can go. */
+  seal(): void {
+    this.names.seal();
+    this.secrets.seal();
+    this.texts.seal();
   }
 
   /** The key whose value is `presented`, hashed here: no comparison ever runs over key values. */
@@ -76,12 +116,12 @@ export class KeyTable {
 
   /** Every key's name, in config order. */
   nameList(): readonly string[] {
-    return this.names;
+    return Array.from({ length: this.size }, (_, i) => this.names.get(i));
   }
 
   /** Name and `expires_at` (unix seconds) of every key that has one. */
   *expiries(): Iterable<readonly [string, number]> {
-    for (const [i, s] of this.expires) yield [this.names[i] ?? '', s];
+    for (const [i, s] of this.expires) yield [this.names.get(i), s];
   }
 
   /** Every origin some key names in its own `cors_origins`. */
@@ -94,21 +134,27 @@ export class KeyTable {
     if (i === undefined) return undefined;
     const hit = this.built.get(i);
     if (hit !== undefined) return hit;
-    const [access, purpose] = KINDS[this.kinds[i] ?? 0] ?? KINDS[0] ?? ['READ', 'SERVER'];
+    const [access, purpose] = KINDS[this.kinds[i] as number] ?? KINDS[0] ?? ['READ', 'SERVER'];
     const rotation = this.rotations.get(i);
+    const origins = this.origins[i] as number;
+    const text = (at: number) => this.texts.get(at);
     const verifiers: SigningSecret[] = rotation
-      ? rotation.map((r) => ({ kid: r.kid, key: secretKey(r.secret), verifyUntilS: r.verifyUntilS }))
-      : [{ kid: null, key: secretKey(this.secrets[i] ?? ''), verifyUntilS: null }];
+      ? rotation.map((r) => ({
+          kid: text(r.kid),
+          key: secretKey(text(r.secret)),
+          verifyUntilS: r.verifyUntilS,
+        }))
+      : [{ kid: null, key: secretKey(this.secrets.get(i)), verifyUntilS: null }];
     const minting = verifiers[0] as SigningSecret;
     const key: ApiKey = Object.freeze({
-      name: this.names[i] ?? '',
+      name: this.names.get(i),
       sha256: Buffer.from(hash, 'latin1').toString('hex'),
       access,
       purpose,
       secret: minting.key,
       kid: minting.kid,
       verifiers: Object.freeze(verifiers),
-      origins: matcherOf(this.origins.get(i)),
+      origins: matcherOf(origins === -1 ? undefined : this.texts.get(origins)),
       corsOrigins: this.cors.get(i) ?? null,
       needsLead: access === 'READ' && purpose === 'STOREFRONT',
       expiresAtS: this.expires.get(i) ?? null,
@@ -131,16 +177,11 @@ function binaryOf(sha256Hex: string): string {
 }
 
 /**
- * A flat copy of a string. Strings cut from the parsed YAML text are V8 slices that keep the whole
- * text alive (11 MiB for 100,000 keys); the table keeps copies so the text can go.
+ * A flat copy of a string (a CORS origin). Strings cut from the parsed YAML text are V8 slices that
+ * keep the whole text alive (17 MiB for 100,000 keys).
  */
 function own(text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8');
-}
-
-/** {@link own} for a text of ASCII only (a key name: schema.ts allows no other character). */
-function ownAscii(text: string): string {
-  return Buffer.from(text, 'latin1').toString('latin1');
 }
 
 /**

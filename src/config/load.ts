@@ -136,8 +136,10 @@ function fingerprintOf(contents: ReadonlyMap<string, Buffer | null>): string {
   return hash.digest('hex');
 }
 
+/** Adds `keys` to the table (a new one, or one a reload fills batch by batch) and seals it. */
 export function buildKeys(keys: readonly ResolvedKey[], into = new KeyTable()): KeyTable {
   for (const k of keys) into.add(k);
+  into.seal();
   return into;
 }
 
