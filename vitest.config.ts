@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // Every temporary file of a run in one folder, removed at the end (test/helpers/temp-root.ts).
+    globalSetup: ['test/helpers/temp-root.ts'],
   },
 });

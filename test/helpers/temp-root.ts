@@ -1,0 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Vitest's global setup: one temporary folder for the whole run, made the TMPDIR of every test
+ * worker and of every process a test starts (leadgate, nginx, Redis, the bench fixtures), and
+ * removed when the run ends. The fixtures write configs of up to 18 MiB; left in /tmp, a few runs
+ * filled gigabytes.
+ */
+export default function setup(): () => void {
+  const root = mkdtempSync(join(tmpdir(), 'leadgate-tests-'));
+  process.env.TMPDIR = root;
+  return () => rmSync(root, { recursive: true, force: true });
+}
