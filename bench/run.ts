@@ -15,13 +15,15 @@ import { children, gentle, median, start, stopAll } from './process.js';
  * BENCH_SECONDS (default 2), BENCH_ROUNDS (10), BENCH_WARMUP (5 runs per target),
  * BENCH_CONNECTIONS (50), BENCH_SCALE=0 skips scale runs;
  * BENCH_ONLY=<regex> keeps the targets it matches, with the bare proxy and (b) beside them, and
- * skips the latency and scale passes.
+ * skips the latency and scale passes. BENCH_PROCESSES (5): how many processes serve each of the
+ * rows the token and in-memory policy verdicts read (bare, (b), (b) + 1 policy), measured in turn.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
+const PROCESSES = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 5));
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const MAIN = here('../src/main.js');
 
@@ -81,6 +83,13 @@ interface Target {
   readonly port: number;
   /** The process serving it: its CPU (and its children's) is read around each run. */
   readonly pid: number;
+  /**
+   * More processes serving the same, started the same way: round r measures process r mod n.
+   * One process can sit a few µs per request above or below another of the same build for its
+   * whole life (where its heap and code landed, what V8 compiled), so a verdict row is not left to
+   * one process's luck.
+   */
+  readonly also?: ReadonlyArray<{ readonly port: number; readonly pid: number }>;
   readonly path: string;
   headers(): Record<string, string>;
   readonly expectStatus?: number;
@@ -128,10 +137,13 @@ async function measure(
   // deoptimises and recompiles the request path the first times a run's connections close
   // mid-request (--trace-opt, token path: 840 ms compiling in the first 2-s run, 50–170 ms in
   // runs 6 to 9, then little): counted before, that was noise of several µs per request.
-  for (let i = 0; i < warmup; i++) for (const t of targets) await once(t, connections, seconds);
+  const processes = (t: Target): Target[] => [t, ...(t.also ?? []).map((p) => ({ ...t, ...p }))];
+  for (let i = 0; i < warmup; i++)
+    for (const t of targets) for (const p of processes(t)) await once(p, connections, seconds);
   for (let round = 1; round <= rounds; round++) {
     for (const t of targets) {
-      const r = await once(t, connections, seconds);
+      const all = processes(t);
+      const r = await once(all[(round - 1) % all.length] as Target, connections, seconds);
       runs.get(t.name)?.push(r);
       process.stderr.write(
         `  round ${round} ${t.name.padEnd(36)} ${String(Math.round(r.rps)).padStart(6)} req/s ${r.cpuUs.toFixed(1).padStart(6)} µs CPU/req\n`,
@@ -166,13 +178,15 @@ async function startTargets(): Promise<Target[]> {
   const nginx = await startNginx(upstream.port);
   if (nginx === null)
     process.stderr.write('  nginx not installed: its row is left out (Debian: nginx-light)\n');
-  const floor = await start([here('./bare-undici.js'), String(upstream.port)]);
+  const bare = () => start([here('./bare-undici.js'), String(upstream.port)]);
+  const floor = await bare();
   const floorLog = await start([here('./bare-undici.js'), String(upstream.port), 'log']);
   const engine = await start([here('./bare-proxy.js'), 'undici', String(upstream.port)]);
   const bareHp = await start([here('./bare-proxy.js'), 'http-proxy', String(upstream.port)]);
   const config = (o: Omit<Parameters<typeof writeBenchConfig>[0], 'upstreamPort'>) =>
     writeBenchConfig({ upstreamPort: upstream.port, ...o });
-  const lg = await serve(config({ engine: 'undici' }));
+  const tokenPath = () => serve(config({ engine: 'undici' }));
+  const lg = await tokenPath();
   const lgQuiet = await serve(config({ engine: 'undici', logRequests: 'errors' }));
   const lgHp = await serve(config({ engine: 'http-proxy' }));
   const collector = await start([here('./otlp-sink.js')], {}, 'load');
@@ -188,7 +202,8 @@ async function startTargets(): Promise<Target[]> {
   const redis = await startRedisServer();
   if (redis === null)
     process.stderr.write('  redis-server not installed: the Redis row is left out (Debian: redis-server)\n');
-  const lgLimited = await serve(config({ engine: 'undici', rateLimit: { redisPort: null } }));
+  const limited = () => serve(config({ engine: 'undici', rateLimit: { redisPort: null } }));
+  const lgLimited = await limited();
   const lgLimitedRedis =
     redis === null ? null : await serve(config({ engine: 'undici', rateLimit: { redisPort: redis.port } }));
   // two workers on one core would say nothing: this one runs on every core
@@ -203,17 +218,23 @@ async function startTargets(): Promise<Target[]> {
     pid: p.pid ?? p.child?.pid ?? 0,
   });
   const none = () => ({});
+  /** PROCESSES − 1 more processes started by `again`, for a verdict row's `also`. */
+  const more = async (again: () => Promise<{ port: number; child: ChildProcess }>) => {
+    const out: Array<{ port: number; pid: number }> = [];
+    for (let i = 1; i < PROCESSES; i++) out.push(at(await again()));
+    return out;
+  };
   const all: Target[] = [
     { name: 'upstream direct', ...at(upstream), path: API, headers: none },
     ...(nginx === null
       ? []
       : [{ name: 'nginx (1 worker, keepalive)', ...at(nginx), path: API, headers: none }]),
-    { name: BARE, ...at(floor), path: API, headers: none },
+    { name: BARE, ...at(floor), path: API, headers: none, also: await more(bare) },
     { name: BARE_LOG, ...at(floorLog), path: API, headers: none },
     { name: 'bare proxy: leadgate undici engine', ...at(engine), path: API, headers: none },
     { name: BARE_HP, ...at(bareHp), path: API, headers: none },
     { name: 'leadgate (a) READ SERVER', ...at(lg), path: API, headers: serverHeaders },
-    { name: TOKEN_PATH, ...at(lg), path: API, headers: storefrontHeaders },
+    { name: TOKEN_PATH, ...at(lg), path: API, headers: storefrontHeaders, also: await more(tokenPath) },
     {
       name: 'leadgate (c) lookup with digest',
       ...at(lg),
@@ -230,7 +251,13 @@ async function startTargets(): Promise<Target[]> {
     { name: 'leadgate (b), log.requests: errors', ...at(lgQuiet), path: API, headers: storefrontHeaders },
     { name: 'leadgate (b) on http-proxy', ...at(lgHp), path: API, headers: storefrontHeaders },
     { name: TRACED, ...at(lgTraced), path: API, headers: storefrontHeaders },
-    { name: LIMITED, ...at(lgLimited), path: API, headers: storefrontHeaders },
+    {
+      name: LIMITED,
+      ...at(lgLimited),
+      path: API,
+      headers: storefrontHeaders,
+      also: await more(limited),
+    },
     ...(lgLimitedRedis === null || redis === null
       ? []
       : [
@@ -431,7 +458,8 @@ function print(report: {
       `workers: 2 serve ${w2.rps} req/s against ${b.rps} for one process (×${(w2.rps / b.rps).toFixed(2)}), ${w2.cpu_us_per_request} µs CPU per request (primary and workers) against ${b.cpu_us_per_request}`,
     );
   console.log(
-    `${hasWrk ? 'wrk' : 'autocannon'}, ${report.machine.cores} cores (${report.machine.cpu}), node ${report.machine.node}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round; ${pinningNote}; JSON in bench/results/latest.json`,
+    `${hasWrk ? 'wrk' : 'autocannon'}, ${report.machine.cores} cores (${report.machine.cpu}), node ${report.machine.node}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round; ` +
+      `bare, (b) and (b) + 1 in-memory policy each served by ${PROCESSES} processes in turn; ${pinningNote}; JSON in bench/results/latest.json`,
   );
 }
 
@@ -457,6 +485,7 @@ async function main() {
       connections: CONNECTIONS,
       seconds: SECONDS,
       rounds: ROUNDS,
+      processes_per_verdict_row: PROCESSES,
       pinned: pinningNote,
     },
     rows,
