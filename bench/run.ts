@@ -15,15 +15,17 @@ import { children, gentle, median, start, stopAll } from './process.js';
  * BENCH_SECONDS (default 2), BENCH_ROUNDS (10), BENCH_WARMUP (5 runs per target),
  * BENCH_CONNECTIONS (50), BENCH_SCALE=0 skips scale runs;
  * BENCH_ONLY=<regex> keeps the targets it matches, with the bare proxy and (b) beside them, and
- * skips the latency and scale passes. BENCH_PROCESSES (5): how many processes serve each of the
+ * skips the latency and scale passes. BENCH_PROCESSES (3): how many processes serve each of the
  * rows the token and in-memory policy verdicts read (bare, (b), (b) + 1 policy), measured in turn.
+ * BENCH_PRIME (1): seconds of load, not counted, on a process just before each counted run.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
-const PROCESSES = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 5));
+const PROCESSES = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 3));
+const PRIME = Number(process.env.BENCH_PRIME ?? 1);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const MAIN = here('../src/main.js');
 
@@ -143,7 +145,11 @@ async function measure(
   for (let round = 1; round <= rounds; round++) {
     for (const t of targets) {
       const all = processes(t);
-      const r = await once(all[(round - 1) % all.length] as Target, connections, seconds);
+      const p = all[(round - 1) % all.length] as Target;
+      // Idle since its last run, V8 has shrunk the heap and may have dropped compiled code: a short
+      // run, not counted, brings the process back to its steady state first.
+      if (PRIME > 0) await once(p, connections, PRIME);
+      const r = await once(p, connections, seconds);
       runs.get(t.name)?.push(r);
       process.stderr.write(
         `  round ${round} ${t.name.padEnd(36)} ${String(Math.round(r.rps)).padStart(6)} req/s ${r.cpuUs.toFixed(1).padStart(6)} µs CPU/req\n`,
