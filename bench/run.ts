@@ -24,8 +24,16 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
-const PROCESSES = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 3));
+const PROCESSES = wholeNumber('BENCH_PROCESSES', 3);
 const PRIME = Number(process.env.BENCH_PRIME ?? 1);
+
+/** An environment variable that must hold a whole number of at least 1 (`fallback` when unset). */
+function wholeNumber(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined) return fallback;
+  if (!/^[1-9][0-9]*$/.test(text)) throw new Error(`${name} must be a whole number of at least 1`);
+  return Number(text);
+}
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const MAIN = here('../src/main.js');
 
@@ -192,7 +200,9 @@ async function startTargets(): Promise<Target[]> {
   const config = (o: Omit<Parameters<typeof writeBenchConfig>[0], 'upstreamPort'>) =>
     writeBenchConfig({ upstreamPort: upstream.port, ...o });
   const tokenPath = () => serve(config({ engine: 'undici' }));
+  // (a), (c) and (d) on one process; (b)'s processes serve (b) alone, all alike
   const lg = await tokenPath();
+  const lgToken = await tokenPath();
   const lgQuiet = await serve(config({ engine: 'undici', logRequests: 'errors' }));
   const lgHp = await serve(config({ engine: 'http-proxy' }));
   const collector = await start([here('./otlp-sink.js')], {}, 'load');
@@ -240,7 +250,7 @@ async function startTargets(): Promise<Target[]> {
     { name: 'bare proxy: leadgate undici engine', ...at(engine), path: API, headers: none },
     { name: BARE_HP, ...at(bareHp), path: API, headers: none },
     { name: 'leadgate (a) READ SERVER', ...at(lg), path: API, headers: serverHeaders },
-    { name: TOKEN_PATH, ...at(lg), path: API, headers: storefrontHeaders, also: await more(tokenPath) },
+    { name: TOKEN_PATH, ...at(lgToken), path: API, headers: storefrontHeaders, also: await more(tokenPath) },
     {
       name: 'leadgate (c) lookup with digest',
       ...at(lg),

@@ -41,10 +41,7 @@ export class StringPack {
   /** Joins what was added since the last seal into one new string: no slice of the input is kept. */
   seal(): void {
     if (this.pending.length === 0) return;
-    // join copies two or more strings into a new one, but hands a lone one back as it is: this
-    // copies it (a slice of a new string one longer, not of the text it came from).
-    const only = this.pending.length === 1 ? ` ${this.pending[0]}`.slice(1) : null;
-    this.chunks.push(only ?? this.pending.join(''));
+    this.chunks.push(joined(this.pending));
     this.firsts.push(this.sealed);
     this.sealed += this.pending.length;
     this.pending = [];
@@ -67,4 +64,14 @@ export class StringPack {
     ends.set(this.ends);
     this.ends = ends;
   }
+}
+
+/**
+ * The strings end to end, in a string none of them is. `join` copies two or more non-empty strings
+ * into a new one, but skips empty ones and hands a lone one back as it is (a slice of the config's
+ * text, say): then the result is copied (a slice of a new string one longer, not of that text).
+ */
+function joined(texts: readonly string[]): string {
+  const all = texts.join('');
+  return all !== '' && texts.includes(all) ? ` ${all}`.slice(1) : all;
 }

@@ -1,6 +1,31 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StringPack } from '../../src/util/string-pack.js';
+
+const BUILT = fileURLToPath(new URL('../../dist/src/util/string-pack.js', import.meta.url));
+
+/**
+ * MiB still held after `items` (each a 40-character slice of a 32 MiB text, or '') were packed and
+ * sealed and the text dropped: measured in a node of its own with --expose-gc (the built module).
+ */
+function heldMiB(items: ReadonlyArray<'slice' | ''>): number {
+  const script = `
+    const { StringPack } = await import(${JSON.stringify(BUILT)});
+    gc(); const before = process.memoryUsage().heapUsed;
+    let text = 'abcdefgh'.repeat(4 << 20);
+    const pack = new StringPack();
+    ${JSON.stringify(items)}.forEach((k, i) => pack.add(k === '' ? '' : text.slice(i * 64, i * 64 + 40)));
+    pack.seal();
+    text = null;
+    gc(); gc();
+    console.log((process.memoryUsage().heapUsed - before) / 2 ** 20);`;
+  const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  return Number(out.trim());
+}
 
 describe('StringPack', () => {
   it('gives back every string as added, before and after sealing, across seals', () => {
@@ -22,6 +47,13 @@ describe('StringPack', () => {
     pack.add('secret-with-\ud800-lone-surrogate');
     pack.seal();
     expect(pack.get(0)).toBe('secret-with-\ud800-lone-surrogate');
+  });
+
+  it('lets go of the text its strings were cut from, whatever the empty ones around them', () => {
+    // join hands a lone non-empty string back as it is, empty ones or not: that one must be copied
+    for (const items of [['slice'], ['slice', ''], ['', 'slice', ''], ['slice', 'slice']] as const) {
+      expect(heldMiB(items), JSON.stringify(items)).toBeLessThan(4);
+    }
   });
 
   it('refuses an index it does not hold', () => {
