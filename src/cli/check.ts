@@ -30,11 +30,11 @@ export function runCheck(args: string[]): Promise<number> {
       const config = buildConfig(resolved, buildKeys(resolved.keys));
       const warnings = locate(config.warnings, readOrNull);
       for (const w of warnings) process.stderr.write(`${strict ? '' : 'warning: '}${formatProblem(w)}\n`);
-      if (strict && config.warnings.length > 0) {
-        process.stderr.write(`${config.warnings.length} problem(s) found (--strict: warnings count)\n`);
+      if (strict && config.warningCount > 0) {
+        process.stderr.write(`${config.warningCount} problem(s) found (--strict: warnings count)\n`);
         return 1;
       }
-      const warned = config.warnings.length > 0 ? `, ${config.warnings.length} warning(s)` : '';
+      const warned = config.warningCount > 0 ? `, ${config.warningCount} warning(s)` : '';
       process.stdout.write(
         `${config.file}: ok (${config.keys.size} keys, ${leadsSummary(resolved)}${warned})\n`,
       );

@@ -38,6 +38,8 @@ export interface ResolvedConfig {
   /** `state:` with its password file read. */
   readonly state: StoreSettings;
   readonly warnings: readonly ConfigProblem[];
+  /** How many warnings there are: `warnings` lists the first {@link MAX_WARNINGS} and one line for the rest. */
+  readonly warningCount: number;
 }
 
 /**
@@ -107,6 +109,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
     leads,
     state: state ?? { redis: null },
     warnings: warningsOf(warnings),
+    warningCount: warnings.size,
   };
 }
 
@@ -192,6 +195,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
     log: { requests: raw.log.requests },
     keys,
     warnings: r.warnings,
+    warningCount: r.warningCount,
   };
   return deepFreeze(config);
 }

@@ -69,4 +69,6 @@ export interface Config {
   readonly keys: KeyTable;
   /** What `check` warns about (errors with `--strict`): placeholder or short secrets. */
   readonly warnings: readonly ConfigProblem[];
+  /** How many warnings there are: `warnings` lists the first 50 and one line for the rest. */
+  readonly warningCount: number;
 }

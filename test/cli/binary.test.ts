@@ -81,6 +81,22 @@ describe('the compiled leadgate binary under plain node', () => {
     expect(strict.stderr).not.toContain('changeme-changeme');
   });
 
+  it('check: counts every warning when it lists only the first 50', () => {
+    const keys = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `  - { name: k${i}, key: sk_0123456789abcdef_${i}, access_type: WRITE, signing_secret: changeme-changeme-changeme-${i} }`,
+    );
+    const dir = writeConfig({ upstream: upstream.url, keys: `keys:\n${keys.join('\n')}\n` });
+    const lenient = runCli(['check', '--config', dir]);
+    expect(lenient.code).toBe(0);
+    expect(lenient.stderr).toContain('and 10 more warnings like these');
+    expect(lenient.stdout).toMatch(/ok \(60 keys, .*, 60 warning\(s\)\)/);
+    const strict = runCli(['check', '--strict', '--config', dir]);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain('60 problem(s) found');
+  });
+
   it('check: reads $LEADGATE_CONFIG when --config is not given', () => {
     const r = runCli(['check'], { env: { LEADGATE_CONFIG: writeConfig({ upstream: upstream.url }) } });
     expect(r.code).toBe(0);
