@@ -27,6 +27,24 @@ describe.runIf(requires('nginx', hasNginx, 'Debian: apt-get install nginx-light'
       expect(s.upstream.received.at(-1)?.headers['x-request-id']).toBe(b.headers['x-request-id']);
     });
 
+    it("gives the client leadgate's RateLimit fields, not the backend's as well", async () => {
+      s.upstream.behave((_req, res) => {
+        res.writeHead(200, { ratelimit: '"upstream";r=999;t=1', 'ratelimit-policy': '"upstream";q=999;w=1' });
+        res.end('ok');
+      });
+      try {
+        const r = await s.get(orders, storefront());
+        expect(r.status).toBe(200);
+        expect(r.headers['ratelimit-policy']).toBe('"roomy";q=100;w=60');
+        expect(r.headers.ratelimit).toMatch(/^"roomy";r=\d+;t=\d+$/);
+      } finally {
+        s.upstream.behave((_req, res, body) => {
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          res.end(body.length > 0 ? body : 'ok');
+        });
+      }
+    });
+
     it("replaces a client's identity headers, drops other spellings, and ignores its Connection line", async () => {
       const r = await s.get(orders, {
         ...storefront(),
