@@ -1,8 +1,12 @@
-import { runCheck } from './check.js';
-import { runDigest } from './digest.js';
-import { runHashKey } from './hash-key.js';
-import { runServe } from './serve.js';
-import { runToken } from './token.js';
+/**
+ * Each command's module is loaded when it runs: `serve` begins loading its config before the rest
+ * of the gateway is even read (serve.ts), and `--help` loads none of them.
+ */
+const runServe = async (args: string[]) => (await import('./serve.js')).runServe(args);
+const runCheck = async (args: string[]) => (await import('./check.js')).runCheck(args);
+const runDigest = async (args: string[]) => (await import('./digest.js')).runDigest(args);
+const runToken = async (args: string[]) => (await import('./token.js')).runToken(args);
+const runHashKey = async (args: string[]) => (await import('./hash-key.js')).runHashKey(args);
 
 export interface Command {
   readonly run: (args: string[]) => Promise<number>;

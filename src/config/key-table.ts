@@ -1,6 +1,7 @@
 import { createSecretKey, hash as cryptoHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { checkedRange, createIpMatcher, type IpMatcher } from '../net/ip.js';
+import { DigestIndex, digestOfHex } from '../util/digest-index.js';
 import { StringPack } from '../util/string-pack.js';
 import type { AccessType, ApiKey, Purpose, ResolvedKey, SigningSecret } from './keys.js';
 
@@ -25,15 +26,16 @@ interface PackedRotation {
 }
 
 /**
- * The API keys of one config, packed so that 100,000 keys stay small and load fast: per key a Map
- * entry keyed by the 32-byte binary sha256, the name, the signing secret's text and a kind number;
+ * The API keys of one config, packed so that 100,000 keys stay small and load fast: per key its
+ * sha256 in a {@link DigestIndex}, the name, the signing secret's text and a kind number;
  * origins (as text) and CORS lists only for the keys that have them. The texts are kept in
  * {@link StringPack}s (a few long strings, none a slice of the config's text); {@link seal} after
  * adding. The ApiKey object (with its KeyObjects and its origin matcher) is built when a request
  * names the key, and the last {@link BUILT} built are kept.
  */
 export class KeyTable {
-  private readonly index = new Map<string, number>();
+  /** Key `i`'s sha256 is digest `i`. */
+  private readonly index = new DigestIndex();
   /** Name and signing secret of key `i` are item `i` of these (a rotating key's secret is ''). */
   private readonly names = new StringPack();
   private readonly secrets = new StringPack();
@@ -61,7 +63,7 @@ export class KeyTable {
   add({ raw, sha256, secret, rotation, expiresAtS }: ResolvedKey): void {
     const at = this.count++;
     if (at === this.kinds.length) this.grow();
-    this.index.set(binaryOf(sha256), at);
+    if (this.index.add(digestOfHex(sha256)) !== -1) throw new Error('a key value twice reached the build');
     this.names.add(raw.name);
     // a rotating key's secrets live in `rotations`, the minting one first: not kept twice
     this.secrets.add(rotation === null ? secret : '');
@@ -104,14 +106,15 @@ export class KeyTable {
 
   /** The key whose value is `presented`, hashed here: no comparison ever runs over key values. */
   findByValue(presented: string): ApiKey | undefined {
-    const hash = cryptoHash('sha256', presented, 'binary');
-    return this.at(this.index.get(hash), hash);
+    const digest = cryptoHash('sha256', presented, 'binary');
+    return this.at(this.index.findLatin1(digest), digest);
   }
 
   /** The key with this lowercase hex sha256 (what `key_sha256` holds). */
   get(sha256Hex: string): ApiKey | undefined {
-    const hash = binaryOf(sha256Hex);
-    return this.at(this.index.get(hash), hash);
+    if (!SHA256_HEX.test(sha256Hex)) return undefined;
+    const digest = Buffer.from(sha256Hex, 'hex').toString('latin1');
+    return this.at(this.index.findLatin1(digest), digest);
   }
 
   /** Every key's name, in config order. */
@@ -129,9 +132,9 @@ export class KeyTable {
     return this.allCors;
   }
 
-  /** The key at `i`, built on first use; `hash` is its binary sha256. */
-  private at(i: number | undefined, hash: string): ApiKey | undefined {
-    if (i === undefined) return undefined;
+  /** The key at `i` (-1: none), built on first use; `digest` is its sha256 (latin1). */
+  private at(i: number, digest: string): ApiKey | undefined {
+    if (i === -1) return undefined;
     const hit = this.built.get(i);
     if (hit !== undefined) return hit;
     const [access, purpose] = KINDS[this.kinds[i] as number] ?? KINDS[0] ?? ['READ', 'SERVER'];
@@ -148,7 +151,7 @@ export class KeyTable {
     const minting = verifiers[0] as SigningSecret;
     const key: ApiKey = Object.freeze({
       name: this.names.get(i),
-      sha256: Buffer.from(hash, 'latin1').toString('hex'),
+      sha256: Buffer.from(digest, 'latin1').toString('hex'),
       access,
       purpose,
       secret: minting.key,
@@ -164,17 +167,8 @@ export class KeyTable {
   }
 }
 
-const scratch = Buffer.alloc(32);
-
-/**
- * The 32 bytes of a hex sha256 as a latin1 string, through one buffer kept for it: a new Buffer per
- * key cost ~0.4 µs more, 40 ms of a 100,000-key start. Any text but 64 characters (only `get`
- * could pass one) takes the general path, so nothing longer is cut to 32 bytes.
- */
-function binaryOf(sha256Hex: string): string {
-  if (sha256Hex.length !== 64) return Buffer.from(sha256Hex, 'hex').toString('latin1');
-  return scratch.toString('latin1', 0, scratch.write(sha256Hex, 'hex'));
-}
+/** A hex sha256 (lower or upper case, as `key_sha256` may be written). */
+const SHA256_HEX = /^[0-9a-fA-F]{64}$/;
 
 /**
  * A flat copy of a string (a CORS origin). Strings cut from the parsed YAML text are V8 slices that

@@ -6,9 +6,10 @@ import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { rateLimitsOf } from '../ratelimit/schema.js';
 import { storeSettingsOf } from '../store/schema.js';
 import { tracingConfigOf } from '../tracing/schema.js';
+import { DigestIndex, digestOfHex } from '../util/digest-index.js';
 import { exampleEnvBeside } from './env-example.js';
 import { applyEnvOverrides } from './env-overrides.js';
-import { describeIssues, substituteEnv } from './issues.js';
+import { describeIssues, mayNameVariables, substituteEnv } from './issues.js';
 import { KeyTable } from './key-table.js';
 import type { ResolvedKey, RotatedSecret } from './keys.js';
 import { parseConfig } from './parse.js';
@@ -67,9 +68,11 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   const warnings = new ProblemList(file, text);
   // An unset variable is reported once, by name; the checks below still run on the rest.
   const examples = exampleEnvBeside(file);
-  const substituted = substituteEnv(read.value, env, (path, name) =>
-    problems.add(path, `environment variable ${name} is not set${examples(name)}`),
-  );
+  const substituted = mayNameVariables(text)
+    ? substituteEnv(read.value, env, (path, name) =>
+        problems.add(path, `environment variable ${name} is not set${examples(name)}`),
+      )
+    : read.value;
   const value = applyEnvOverrides(substituted, env, (path, message) => problems.add(path, message));
   const parsed = parseConfig(value);
   if (!parsed.success) {
@@ -218,20 +221,22 @@ interface KeyContext {
 
 function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[] {
   const out: ResolvedKey[] = [];
-  const byValue = new Map<string, string>();
+  const values = new DigestIndex();
+  /** Per value in `values`: the name of the key that has it first. */
+  const owners: string[] = [];
   rawKeys.forEach((raw, i) => {
     const at = (...rest: Array<string | number>): Path => ['keys', i, ...rest];
     const sha256 =
       raw.key !== undefined ? cryptoHash('sha256', raw.key, 'hex') : (raw.key_sha256 ?? '').toLowerCase();
-    const twin = byValue.get(sha256);
-    if (twin !== undefined) {
+    const twin = values.add(digestOfHex(sha256));
+    if (twin !== -1) {
       ctx.problems.add(
         at(raw.key !== undefined ? 'key' : 'key_sha256'),
-        `key "${raw.name}" has the same value as key "${twin}"`,
+        `key "${raw.name}" has the same value as key "${owners[twin]}"`,
       );
     }
     // the first of a value is the one named, as in the list's own check (schema.ts)
-    else byValue.set(sha256, raw.name);
+    else owners.push(raw.name);
     let secret = raw.signing_secret ?? null;
     if (raw.signing_secret_file !== undefined) {
       secret = readSecretFile(ctx, at('signing_secret_file'), raw.signing_secret_file);

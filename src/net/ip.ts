@@ -85,26 +85,40 @@ export function parseRange(text: string): Range | string {
   return [addr, bits];
 }
 
-/** `address/bits` of one family, the address as strict as {@link parseAddress}; null if it is not. */
+/**
+ * `address/bits` of one family, the address as strict as {@link parseAddress}; null if it is not.
+ * Read as ipaddr.js's `parseCIDR` reads it (a test holds the two together): digits after the one
+ * `/`, 0-32 or 0-128. Its regular expression and the property it defines on every result cost
+ * ~1 µs a range, a tenth of a second for a config with 100,000 keys.
+ */
 function parseCidr(text: string): [Address, number] | null {
-  const prefix = text.slice(0, text.indexOf('/'));
+  const slash = text.indexOf('/');
+  const prefix = text.slice(0, slash);
+  const length = text.slice(slash + 1);
+  if (!DIGITS.test(length)) return null;
+  const bits = Number.parseInt(length, 10);
   const v6 = prefix.includes(':');
+  if (bits > (v6 ? 128 : 32)) return null;
   if (v6 ? prefix.includes('.') && !isStrictTransitional(prefix) : !isFourPartDecimal(prefix)) return null;
   try {
-    return v6 ? ipaddr.IPv6.parseCIDR(text) : ipaddr.IPv4.parseCIDR(text);
+    return [v6 ? ipaddr.IPv6.parse(prefix) : ipaddr.IPv4.parse(prefix), bits];
   } catch {
     return null;
   }
 }
 
-/** True when `addr` has a bit set past the first `bits` (`10.0.0.1/8`). */
+const DIGITS = /^[0-9]+$/;
+
+/** True when `addr` has a bit set past the first `bits` (`10.0.0.1/8`): its words, masked. */
 function hasHostBits(addr: Address, bits: number): boolean {
-  const mask =
-    addr.kind() === 'ipv4'
-      ? ipaddr.IPv4.subnetMaskFromPrefixLength(bits)
-      : ipaddr.IPv6.subnetMaskFromPrefixLength(bits);
-  const maskBytes = mask.toByteArray();
-  return addr.toByteArray().some((byte, i) => (byte & ~(maskBytes[i] ?? 0)) !== 0);
+  const v4 = addr.kind() === 'ipv4';
+  const words = v4 ? (addr as ipaddr.IPv4).octets : (addr as ipaddr.IPv6).parts;
+  const width = v4 ? 8 : 16;
+  for (let i = 0; i < words.length; i++) {
+    const kept = Math.min(Math.max(bits - i * width, 0), width);
+    if (((words[i] as number) & ((1 << (width - kept)) - 1)) !== 0) return true;
+  }
+  return false;
 }
 
 /** A range validation already accepted (the config schema checks each one). */

@@ -93,6 +93,17 @@ keys:
     expect(out[0]).toMatch(/gateway\.yaml:5: .*NOT_SET is not set/);
   });
 
+  it.each([
+    ['\\x24{A_KEY}', 'sk_from_env_0123456789'],
+    ['\\u0024{A_KEY}', 'sk_from_env_0123456789'],
+    ['\\U00000024{A_KEY}', 'sk_from_env_0123456789'],
+  ])('substitutes a variable whose $ is a YAML escape ("%s"), as it does a plain one', (spelled, value) => {
+    const text = `${BASE}keys:\n${KEY.replace('sk_0123456789abcdef', `"${spelled}"`)}`;
+    expect(text).not.toContain('$');
+    const config = loadConfig(write({ 'gateway.yaml': text }), { env: { A_KEY: value } });
+    expect(config.keys.findByValue(value)?.name).toBe('web');
+  });
+
   it('names a bad CIDR with its file, line and field', () => {
     const out = problems(
       write({ 'gateway.yaml': `${BASE}keys:\n${KEY}    origin_ips: [10.0.0.0/8, 10.0.0.0/33]\n` }),

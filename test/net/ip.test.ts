@@ -129,6 +129,43 @@ describe('parseRange', () => {
       expect(typeof parseRange(bad)).toBe('string');
     },
   );
+
+  /** A CIDR as ipaddr.js reads it (trimmed, as parseRange reads it), with its masks. */
+  const viaIpaddr = (text: string): string => {
+    let parsed: [ipaddr.IPv4 | ipaddr.IPv6, number];
+    try {
+      parsed = ipaddr.parseCIDR(text.trim());
+    } catch {
+      return 'invalid';
+    }
+    let [a, bits] = parsed;
+    if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
+      a = (a as ipaddr.IPv6).toIPv4Address();
+      bits -= 96;
+    }
+    const family = a.kind() === 'ipv4' ? ipaddr.IPv4 : ipaddr.IPv6;
+    const network = family.networkAddressFromCIDR(`${a.toString()}/${bits}`);
+    return network.toString() === a.toString() ? `${a.toString()}/${bits}` : 'host bits';
+  };
+  const viaParseRange = (text: string): string => {
+    const r = parseRange(text);
+    if (typeof r !== 'string') return `${r[0].toString()}/${r[1]}`;
+    return r.includes('host bits') ? 'host bits' : 'invalid';
+  };
+  const lengths = fc.oneof(
+    fc.integer({ min: 0, max: 140 }).map(String),
+    fc.constantFrom('08', '024', '+8', '-0', '8/8', '', ' 8', '8 ', '1e1', '0x10', '\u0663', '99999999999'),
+  );
+
+  it('reads address/bits as ipaddr.js does, for every address parseAddress accepts', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), lengths, (address, length) => {
+        fc.pre(parseAddress(address) !== null);
+        expect(viaParseRange(`${address}/${length}`)).toBe(viaIpaddr(`${address}/${length}`));
+      }),
+      { numRuns: 5000 },
+    );
+  });
 });
 
 describe('IpMatcher', () => {
