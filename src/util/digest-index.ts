@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /** Bytes in a digest: sha256. */
 const SIZE = 32;
 
@@ -5,8 +7,9 @@ const SIZE = 32;
  * Numbers by 32-byte digest (sha256 of an API key): the digests end to end in one buffer, found by
  * open addressing over a table of positions, no string or Map entry per digest. 100,000 keys take
  * ~4 MiB and ~10 ms to index, where a Map keyed by digest strings held ~80 B and cost ~1 µs per
- * key. The slot is read off the digest's first four bytes: a sha256 is uniform, and the table is
- * never more than half full, so a search reads one or two digests. A digest is only ever
+ * key. The slot is a seeded hash of the whole digest (a `key_sha256` is what a config says, not
+ * always a uniform sha256), and the table is never more than half full, so a search reads one or
+ * two digests. A digest is only ever
  * compared with another digest: no key and no secret passes through here.
  */
 export class DigestIndex {
@@ -50,13 +53,7 @@ export class DigestIndex {
   findLatin1(digest: string): number {
     if (digest.length !== SIZE) return -1;
     const mask = this.slots.length - 1;
-    const first =
-      ((digest.charCodeAt(0) << 24) |
-        (digest.charCodeAt(1) << 16) |
-        (digest.charCodeAt(2) << 8) |
-        digest.charCodeAt(3)) >>>
-      0;
-    for (let slot = first & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = slotOfLatin1(digest) & mask; ; slot = (slot + 1) & mask) {
       const entry = this.slots[slot] as number;
       if (entry === 0) return -1;
       if (this.equalsLatin1(entry - 1, digest)) return entry - 1;
@@ -114,13 +111,59 @@ export function digestOfHex(sha256Hex: string): Buffer {
   return scratch;
 }
 
-/** The first four bytes of a digest, as an unsigned number. */
-function slotOf(digest: Uint8Array): number {
-  return (
-    (((digest[0] as number) << 24) |
-      ((digest[1] as number) << 16) |
-      ((digest[2] as number) << 8) |
-      (digest[3] as number)) >>>
-    0
-  );
+/**
+ * Mixed into every slot, new in each process: `key_sha256` values are whatever a config says, and
+ * values that share their bytes (`00…01`, `00…02`, or chosen to) would otherwise fill one run of
+ * slots and make every add and search walk it (40,000 such keys took 10 s to check).
+ */
+const SEED = randomBytes(4).readUInt32LE(0);
+
+/** A slot for a digest: MurmurHash3 (x86, 32-bit) of its eight words, seeded. Exported for its test. */
+export function slotOf(digest: Uint8Array): number {
+  let h = SEED;
+  for (let i = 0; i < SIZE; i += 4) {
+    h = mix(
+      h,
+      (digest[i] as number) |
+        ((digest[i + 1] as number) << 8) |
+        ((digest[i + 2] as number) << 16) |
+        ((digest[i + 3] as number) << 24),
+    );
+  }
+  return finish(h);
+}
+
+/** {@link slotOf} for a digest as a latin1 string (the same slot for the same bytes). */
+function slotOfLatin1(digest: string): number {
+  let h = SEED;
+  for (let i = 0; i < SIZE; i += 4) {
+    h = mix(
+      h,
+      digest.charCodeAt(i) |
+        (digest.charCodeAt(i + 1) << 8) |
+        (digest.charCodeAt(i + 2) << 16) |
+        (digest.charCodeAt(i + 3) << 24),
+    );
+  }
+  return finish(h);
+}
+
+/** One MurmurHash3 round: the word scrambled into the state. */
+function mix(h: number, word: number): number {
+  let k = Math.imul(word, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, 0x1b873593);
+  const x = h ^ k;
+  return (Math.imul((x << 13) | (x >>> 19), 5) + 0xe6546b64) | 0;
+}
+
+/** MurmurHash3's finish, for a length of 32 bytes: every bit of the state reaches every bit. */
+function finish(state: number): number {
+  let h = state ^ SIZE;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DigestIndex, digestOfHex } from '../../src/util/digest-index.js';
+import { DigestIndex, digestOfHex, slotOf } from '../../src/util/digest-index.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
@@ -79,6 +79,33 @@ describe('DigestIndex', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  // Found by this stop's attack: 40,000 `key_sha256` values sharing their first bytes took 10 s to
+  // check when the slot was those bytes. A config's values need not be uniform.
+  it('spreads digests that differ only in their last bytes, or only in their first, over the slots', () => {
+    const spread = (make: (i: number) => Buffer) => {
+      const slots = new Set<number>();
+      for (let i = 0; i < 4096; i++) slots.add(slotOf(make(i)) & 0xffff);
+      return slots.size;
+    };
+    const tail = (i: number) => {
+      const d = Buffer.alloc(32, 0xde);
+      d.writeUInt16BE(i, 30);
+      return d;
+    };
+    const head = (i: number) => {
+      const d = Buffer.alloc(32);
+      d.writeUInt16BE(i, 0);
+      return d;
+    };
+    // 4,096 uniform draws into 65,536 slots hit ~3,970 different ones
+    expect(spread(tail)).toBeGreaterThan(3800);
+    expect(spread(head)).toBeGreaterThan(3800);
+    const index = new DigestIndex();
+    for (let i = 0; i < 4096; i++) index.add(tail(i));
+    for (let i = 0; i < 4096; i++) expect(index.find(tail(i))).toBe(i);
+    expect(index.findLatin1(tail(77).toString('latin1'))).toBe(77);
   });
 
   it('reads a hex sha256 in either case, and refuses anything else', () => {
