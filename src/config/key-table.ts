@@ -35,7 +35,7 @@ interface PackedRotation {
  */
 export class KeyTable {
   /** Key `i`'s sha256 is digest `i`. */
-  private readonly index = new DigestIndex();
+  private readonly index: DigestIndex;
   /** Name and signing secret of key `i` are item `i` of these (a rotating key's secret is ''). */
   private readonly names = new StringPack();
   private readonly secrets = new StringPack();
@@ -43,18 +43,25 @@ export class KeyTable {
   private readonly texts = new StringPack();
   private count = 0;
   /** Per key: its index in KINDS. */
-  private kinds = new Uint8Array(1024);
+  private kinds: Uint8Array;
   /**
    * Per key: where its `origin_ips` are in `texts` (one text, comma-separated: parsed into a
    * matcher when the key is built), or -1 when it has none.
    */
-  private origins = new Int32Array(1024);
+  private origins: Int32Array;
   private readonly cors = new Map<number, ReadonlySet<string>>();
   private readonly allCors = new Set<string>();
   private readonly expires = new Map<number, number>();
   /** Keys with `signing_secrets`: every entry (the minting one first). */
   private readonly rotations = new Map<number, readonly PackedRotation[]>();
   private readonly built = new LRUCache<number, ApiKey>({ max: BUILT });
+
+  /** `expected`: how many keys will be added, so that the index and the columns never grow. */
+  constructor(expected = 0) {
+    this.index = new DigestIndex(expected);
+    this.kinds = new Uint8Array(Math.max(1024, expected));
+    this.origins = new Int32Array(Math.max(1024, expected));
+  }
 
   get size(): number {
     return this.count;

@@ -143,7 +143,7 @@ function fingerprintOf(contents: ReadonlyMap<string, Buffer | null>): string {
 }
 
 /** Adds `keys` to the table (a new one, or one a reload fills batch by batch) and seals it. */
-export function buildKeys(keys: readonly ResolvedKey[], into = new KeyTable()): KeyTable {
+export function buildKeys(keys: readonly ResolvedKey[], into = new KeyTable(keys.length)): KeyTable {
   for (const k of keys) into.add(k);
   into.seal();
   return into;
@@ -221,7 +221,7 @@ interface KeyContext {
 
 function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[] {
   const out: ResolvedKey[] = [];
-  const values = new DigestIndex();
+  const values = new DigestIndex(rawKeys.length);
   /** Per value in `values`: the name of the key that has it first. */
   const owners: string[] = [];
   rawKeys.forEach((raw, i) => {

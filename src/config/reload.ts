@@ -120,7 +120,8 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
   return new Promise((resolve) => {
     const worker = new Worker(script, { workerData: request, env: {} });
     let meta: Extract<LoadMessage, { type: 'config' }>['config'] | null = null;
-    const keys = new KeyTable();
+    // sized for as many keys as the serving config has: a reload rarely changes that much
+    const keys = new KeyTable(current.keys.size);
     let settled = false;
     const settle = (outcome: Outcome) => {
       if (settled) return;

@@ -18,6 +18,17 @@ describe('DigestIndex', () => {
     expect(index.digest(-1)).toBeUndefined();
   });
 
+  it('takes the number of digests to expect, and still grows past it', () => {
+    for (const expected of [0, 1, 3_000, 10_000]) {
+      const index = new DigestIndex(expected);
+      for (let i = 0; i < 5_000; i++) expect(index.add(sha256(`key ${i}`))).toBe(-1);
+      for (let i = 0; i < 5_000; i++) expect(index.add(sha256(`key ${i}`))).toBe(i);
+      expect(index.size).toBe(5_000);
+      expect(index.find(sha256('key 5000'))).toBe(-1);
+      expect(index.digest(4_999)).toEqual(sha256('key 4999'));
+    }
+  });
+
   it('answers an equal digest with the first one\u2019s number, and adds nothing', () => {
     const index = new DigestIndex();
     index.add(sha256('a'));
