@@ -6,8 +6,9 @@ import { signLeadToken } from '../src/client/index.js';
 import { cpuMicros } from './cpu.js';
 import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, runLoad } from './load.js';
+import { median } from './median.js';
 import { pinningNote } from './pin.js';
-import { median, start, stopAll } from './process.js';
+import { start, stopAll } from './process.js';
 import { buildRef, ROOT } from './worktree.js';
 
 /**

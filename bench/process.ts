@@ -45,8 +45,3 @@ export const gentle = new Set<ChildProcess>();
 export function stopAll(): void {
   for (const c of children) if (c.exitCode === null) c.kill(gentle.has(c) ? 'SIGTERM' : 'SIGKILL');
 }
-
-export const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-};

@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuMicros } from './cpu.js';
 import { writeBenchConfig } from './fixture.js';
-import { median } from './process.js';
+import { median } from './median.js';
 import { buildRef } from './worktree.js';
 
 /**

@@ -7,8 +7,9 @@ import { leadDigest, signLeadToken } from '../src/client/index.js';
 import { cpuMicros } from './cpu.js';
 import { SECRET, SERVER_KEY, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, type LoadResult, runLoad } from './load.js';
+import { median } from './median.js';
 import { pinned, pinningNote } from './pin.js';
-import { children, gentle, median, start, stopAll } from './process.js';
+import { children, gentle, start, stopAll } from './process.js';
 
 /**
  * `npm run bench`: everything on 127.0.0.1, one run, targets interleaved over several rounds.
