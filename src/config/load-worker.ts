@@ -4,7 +4,7 @@ import { ConfigError, fingerprint, type ResolvedConfig, validateConfig } from '.
 /**
  * The reload's thread: fingerprint, parse and validate a config away from the event loop, then
  * hand the result over in batches small enough that building each one never stalls requests.
- * Messages: `unchanged` | `failed` | `config` (all but the keys), then one `keys` batch per `next`
+ * Messages: `unchanged` | `failed` | `config` (all but the keys, and how many), then one `keys` batch per `next`
  * the main thread sends, then `end`. (A MessagePort hands every queued message over in one turn of
  * the event loop, so batches are pulled, not pushed.)
  */
@@ -20,7 +20,7 @@ export interface LoadRequest {
 export type LoadMessage =
   | { readonly type: 'unchanged' }
   | { readonly type: 'failed'; readonly fingerprint: string; readonly problems: ConfigError['problems'] }
-  | { readonly type: 'config'; readonly config: Omit<ResolvedConfig, 'keys'> }
+  | { readonly type: 'config'; readonly config: Omit<ResolvedConfig, 'keys'>; readonly keyCount: number }
   | { readonly type: 'keys'; readonly keys: ResolvedConfig['keys'] }
   | { readonly type: 'end' };
 
@@ -44,7 +44,7 @@ if (port !== null) {
         send({ type: 'keys', keys: keys.slice(next, next + request.batch) });
         next += request.batch;
       });
-      send({ type: 'config', config });
+      send({ type: 'config', config, keyCount: keys.length });
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       send({ type: 'failed', fingerprint: before, problems: err.problems });

@@ -120,8 +120,7 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
   return new Promise((resolve) => {
     const worker = new Worker(script, { workerData: request, env: {} });
     let meta: Extract<LoadMessage, { type: 'config' }>['config'] | null = null;
-    // sized for as many keys as the serving config has: a reload rarely changes that much
-    const keys = new KeyTable(current.keys.size);
+    let keys = new KeyTable();
     let settled = false;
     const settle = (outcome: Outcome) => {
       if (settled) return;
@@ -135,6 +134,7 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
         settle({ kind: 'failed', fingerprint: message.fingerprint, problems: message.problems });
       else if (message.type === 'config') {
         meta = message.config;
+        keys = new KeyTable(message.keyCount);
         worker.postMessage('next');
       } else if (message.type === 'keys') {
         buildKeys(message.keys, keys);
