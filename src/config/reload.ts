@@ -119,8 +119,11 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
   };
   return new Promise((resolve) => {
     const worker = new Worker(script, { workerData: request, env: {} });
-    let meta: Extract<LoadMessage, { type: 'config' }>['config'] | null = null;
-    let keys = new KeyTable();
+    /** Once the config has come: it, and the table its keys are built into, sized for them. */
+    let building: {
+      readonly meta: Extract<LoadMessage, { type: 'config' }>['config'];
+      readonly keys: KeyTable;
+    } | null = null;
     let settled = false;
     const settle = (outcome: Outcome) => {
       if (settled) return;
@@ -133,14 +136,14 @@ function loadOffThread(options: ReloaderOptions, failedFingerprint: string | nul
       else if (message.type === 'failed')
         settle({ kind: 'failed', fingerprint: message.fingerprint, problems: message.problems });
       else if (message.type === 'config') {
-        meta = message.config;
-        keys = new KeyTable(message.keyCount);
+        building = { meta: message.config, keys: new KeyTable(message.keyCount) };
         worker.postMessage('next');
       } else if (message.type === 'keys') {
-        buildKeys(message.keys, keys);
+        if (building !== null) buildKeys(message.keys, building.keys);
         // Requests and timers get their turn before the next batch is even asked for.
         setImmediate(() => worker.postMessage('next'));
-      } else if (meta !== null) settle({ kind: 'config', config: buildConfig(meta, keys) });
+      } else if (building !== null)
+        settle({ kind: 'config', config: buildConfig(building.meta, building.keys) });
     });
     worker.on('error', (err) => settle(threadFailure(options.path, err)));
     worker.on('exit', () => settle(threadFailure(options.path, new Error('the loader thread ended early'))));

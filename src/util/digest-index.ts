@@ -36,13 +36,9 @@ export class DigestIndex {
    */
   add(digest: Uint8Array): number {
     if ((this.count + 1) * 2 > this.slots.length) this.grow();
-    // one walk from the digest's slot: an equal digest on the way, or the empty slot it takes
-    const mask = this.slots.length - 1;
-    let slot = slotOf(digest) & mask;
-    for (let entry = this.slots[slot] as number; entry !== 0; entry = this.slots[slot] as number) {
-      if (this.equals(entry - 1, digest)) return entry - 1;
-      slot = (slot + 1) & mask;
-    }
+    const slot = this.slotFor(digest);
+    const entry = this.slots[slot] as number;
+    if (entry !== 0) return entry - 1;
     this.digests.set(digest.length === SIZE ? digest : digest.subarray(0, SIZE), this.count * SIZE);
     this.slots[slot] = ++this.count;
     return -1;
@@ -50,12 +46,7 @@ export class DigestIndex {
 
   /** The number of the digest equal to `digest`, or -1. */
   find(digest: Uint8Array): number {
-    const mask = this.slots.length - 1;
-    for (let slot = slotOf(digest) & mask; ; slot = (slot + 1) & mask) {
-      const entry = this.slots[slot] as number;
-      if (entry === 0) return -1;
-      if (this.equals(entry - 1, digest)) return entry - 1;
-    }
+    return (this.slots[this.slotFor(digest)] as number) - 1;
   }
 
   /**
@@ -91,10 +82,14 @@ export class DigestIndex {
     return true;
   }
 
-  private emptySlot(digest: Uint8Array): number {
+  /** One walk from the digest's slot: the slot of an equal digest, or else the empty one it would take. */
+  private slotFor(digest: Uint8Array): number {
     const mask = this.slots.length - 1;
     let slot = slotOf(digest) & mask;
-    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
+    for (let entry = this.slots[slot] as number; entry !== 0; entry = this.slots[slot] as number) {
+      if (this.equals(entry - 1, digest)) return slot;
+      slot = (slot + 1) & mask;
+    }
     return slot;
   }
 
@@ -105,7 +100,7 @@ export class DigestIndex {
     this.digests = digests;
     this.slots = new Int32Array(this.slots.length * 2);
     for (let n = 0; n < this.count; n++) {
-      this.slots[this.emptySlot(this.digests.subarray(n * SIZE, (n + 1) * SIZE))] = n + 1;
+      this.slots[this.slotFor(this.digests.subarray(n * SIZE, (n + 1) * SIZE))] = n + 1;
     }
   }
 }
