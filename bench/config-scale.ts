@@ -137,14 +137,12 @@ function fitsHeap(mb: number): boolean {
 function workerFits(path: string, mb: number): Promise<boolean> {
   return new Promise((resolve) => {
     const worker = new Worker(WORKER, {
-      workerData: { path, env: {}, previousFiles: [], known: [], batch: 2000 },
+      workerData: { path, env: {}, previousFiles: [], known: [] },
       resourceLimits: { maxOldGenerationSizeMb: mb },
     });
-    worker.on('message', (m: { type: string }) => {
-      if (m.type === 'end' || m.type === 'failed') {
-        void worker.terminate();
-        resolve(m.type === 'end');
-      } else worker.postMessage('next'); // batches are pulled, as the reloader does
+    worker.on('message', (m: { kind: string }) => {
+      void worker.terminate();
+      resolve(m.kind === 'config');
     });
     worker.on('error', () => resolve(false));
   });

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { parseRange } from '../net/ip.js';
+import { isRange } from '../net/ip.js';
 import {
   checkedKeysConfigSchema,
   configSchema,
@@ -36,8 +36,9 @@ function checkedKeys(value: unknown): RawKey[] | null {
   const list = value !== null && typeof value === 'object' ? (value as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(list)) return null;
   const out: RawKey[] = [];
+  const isRange = rememberedRanges();
   for (const key of list) {
-    if (isPlainKey(key)) out.push(key);
+    if (isPlainKey(key, isRange)) out.push(key);
     else {
       const parsed = keySchema.safeParse(key);
       if (!parsed.success) return null;
@@ -68,7 +69,7 @@ type Fields = Record<string, unknown>;
  * object of the fields in PLAIN_FIELDS, its secrets given in the config (no `*_file`). False says
  * nothing: such a key is left to `keySchema`. A test holds the two together.
  */
-export function isPlainKey(key: unknown): key is RawKey {
+export function isPlainKey(key: unknown, isRange: (v: unknown) => boolean = isRangeValue): key is RawKey {
   if (!isPlainObject(key, PLAIN_FIELDS)) return false;
   return (
     typeof key.name === 'string' &&
@@ -117,7 +118,23 @@ function isRotation(list: unknown): boolean {
 }
 
 const isSecret = (v: unknown) => typeof v === 'string' && v.length >= MIN_SECRET;
-const isRange = (v: unknown) => typeof v === 'string' && typeof parseRange(v) !== 'string';
+const isRangeValue = (v: unknown) => typeof v === 'string' && isRange(v);
+
+/**
+ * {@link isRangeValue}, each text checked once: an office or VPN range recurs across many keys (the
+ * reviewed soak config's 100,000 keys name 50,000 CIDRs, 10,394 of them different).
+ */
+function rememberedRanges(): (v: unknown) => boolean {
+  const seen = new Map<string, boolean>();
+  return (v) => {
+    if (typeof v !== 'string') return false;
+    const known = seen.get(v);
+    if (known !== undefined) return known;
+    const ok = isRange(v);
+    seen.set(v, ok);
+    return ok;
+  };
+}
 const isOrigin = (v: unknown) => typeof v === 'string' && ORIGIN.test(v);
 const isTime = (v: unknown) => typeof v === 'string' && isRfc3339(v);
 const isListOf = (list: unknown, item: (v: unknown) => boolean) => Array.isArray(list) && list.every(item);

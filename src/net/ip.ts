@@ -121,6 +121,17 @@ function hasHostBits(addr: Address, bits: number): boolean {
   return false;
 }
 
+/**
+ * True exactly when {@link parseRange} accepts `text` (a test holds the two together). A plain
+ * IPv4 address, the common `origin_ips` entry, is answered by Node's check alone: a config with
+ * 100,000 keys validates its addresses without building an ipaddr.js object for each.
+ */
+export function isRange(text: string): boolean {
+  const trimmed = text.trim();
+  if (!trimmed.includes('/') && !trimmed.includes(':')) return isFourPartDecimal(trimmed);
+  return typeof parseRange(trimmed) !== 'string';
+}
+
 /** A range validation already accepted (the config schema checks each one). */
 export function checkedRange(text: string): Range {
   const range = parseRange(text);

@@ -6,6 +6,7 @@ import {
   createIpMatcher,
   isFourPartDecimal,
   isIPv4Mapped,
+  isRange,
   parseAddress,
   parseRange,
   type Range,
@@ -91,6 +92,46 @@ describe('isFourPartDecimal', () => {
   ])('%s: %s', (text, ok) => {
     expect(isFourPartDecimal(text)).toBe(ok);
     expect(ipaddr.IPv4.isValidFourPartDecimal(text)).toBe(ok);
+  });
+});
+
+describe('isRange', () => {
+  // Validation's quick answer for a config's origin_ips: always parseRange's answer.
+  const octet = fc.oneof(
+    fc.integer({ min: 0, max: 300 }).map(String),
+    fc.constantFrom('00', '010', '0x7f', ''),
+  );
+  const v4 = fc.array(octet, { minLength: 3, maxLength: 5 }).map((parts) => parts.join('.'));
+  const v6 = fc.constantFrom('::1', '2001:db8::', '::ffff:10.0.0.0', 'fe80::1%eth0', '::10.0.0.0', '1::2::3');
+  const bits = fc.oneof(fc.integer({ min: 0, max: 130 }).map(String), fc.constantFrom('', '08', '-1', 'x'));
+  const texts = fc.oneof(
+    v4,
+    v6,
+    fc.tuple(fc.oneof(v4, v6), bits).map(([a, b]) => `${a}/${b}`),
+    fc
+      .tuple(fc.constantFrom(' ', '\t', '\n', ''), v4, fc.constantFrom(' ', '\n', '', '/'))
+      .map((p) => p.join('')),
+    fc.string(),
+  );
+
+  it('accepts exactly what parseRange accepts', () => {
+    fc.assert(
+      fc.property(texts, (text) => isRange(text) === (typeof parseRange(text) !== 'string')),
+      { numRuns: 20_000 },
+    );
+  });
+  it.each([
+    ['203.0.113.7', true],
+    [' 203.0.113.7\n', true],
+    ['203.0.113.0/24', true],
+    ['203.0.113.1/24', false],
+    ['203.0.113', false],
+    ['010.0.0.1', false],
+    ['2001:db8::/32', true],
+    ['::10.0.0.0', false],
+  ])('%s: %s', (text, ok) => {
+    expect(isRange(text)).toBe(ok);
+    expect(typeof parseRange(text) !== 'string').toBe(ok);
   });
 });
 
