@@ -6,15 +6,13 @@ import type { ResolvedConfig } from './load.js';
 import type { ConfigProblem } from './problems.js';
 
 /**
- * The loader thread, as its caller sees it: a config read, parsed, validated and its key table
- * built away from the event loop, handed over in one message. This module loads nothing but
- * `node:worker_threads`: `serve` starts the thread first and loads the gateway's modules while it
- * works; a reload runs the same thread.
+ * The loader thread, as its caller (a reload) sees it: a config read, parsed, validated and its
+ * key table built away from the event loop, handed over in one message.
  */
 export interface LoadRequest {
   readonly path: string;
   readonly env: NodeJS.ProcessEnv;
-  /** The files the serving config read (none at start): the same content again is `unchanged`. */
+  /** The files the serving config read: the same content again is `unchanged`. */
   readonly previousFiles: readonly string[];
   /** Fingerprints that count as `unchanged`: the serving config's, and a failed attempt's. */
   readonly known: readonly string[];

@@ -4,7 +4,7 @@ import { configFromThread, validateConfig } from '../../src/config/load.js';
 import { type LoadOutcome, loadInThread } from '../../src/config/thread.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 
-/** The loader thread, the real one (its compiled script), as `serve` and a reload start it. */
+/** The loader thread, the real one (its compiled script), as a reload starts it. */
 const load = (path: string, known: string[] = [], previousFiles: string[] = []): Promise<LoadOutcome> => {
   const loading = loadInThread({ path, env: { UPSTREAM_PORT: '4321' }, previousFiles, known });
   if (loading === null) throw new Error('no compiled loader thread: run npm run build');
