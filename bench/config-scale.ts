@@ -137,12 +137,14 @@ function fitsHeap(mb: number): boolean {
 function workerFits(path: string, mb: number): Promise<boolean> {
   return new Promise((resolve) => {
     const worker = new Worker(WORKER, {
-      workerData: { path, env: {}, previousFiles: [], known: [] },
+      workerData: { path, env: {}, previousFiles: [], known: [], batch: 2000 },
       resourceLimits: { maxOldGenerationSizeMb: mb },
     });
-    worker.on('message', (m: { kind: string }) => {
-      void worker.terminate();
-      resolve(m.kind === 'config');
+    worker.on('message', (m: { type: string }) => {
+      if (m.type === 'end' || m.type === 'failed') {
+        void worker.terminate();
+        resolve(m.type === 'end');
+      } else worker.postMessage('next'); // batches are pulled, as the reloader does
     });
     worker.on('error', () => resolve(false));
   });

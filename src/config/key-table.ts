@@ -1,8 +1,8 @@
 import { createSecretKey, hash as cryptoHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { checkedRange, createIpMatcher, type IpMatcher } from '../net/ip.js';
-import { DigestIndex, type DigestIndexState, digestOfHex } from '../util/digest-index.js';
-import { StringPack, type StringPackState } from '../util/string-pack.js';
+import { DigestIndex, digestOfHex } from '../util/digest-index.js';
+import { StringPack } from '../util/string-pack.js';
 import type { AccessType, ApiKey, Purpose, ResolvedKey, SigningSecret } from './keys.js';
 
 const KINDS: ReadonlyArray<readonly [AccessType, Purpose | null]> = [
@@ -25,21 +25,6 @@ interface PackedRotation {
   readonly verifyUntilS: number | null;
 }
 
-/** A sealed {@link KeyTable} as plain data (structured-clonable): what the loader thread hands over. */
-export interface KeyTableState {
-  readonly index: DigestIndexState;
-  readonly names: StringPackState;
-  readonly secrets: StringPackState;
-  readonly texts: StringPackState;
-  readonly count: number;
-  readonly kinds: Uint8Array;
-  readonly origins: Int32Array;
-  readonly cors: ReadonlyMap<number, ReadonlySet<string>>;
-  readonly allCors: ReadonlySet<string>;
-  readonly expires: ReadonlyMap<number, number>;
-  readonly rotations: ReadonlyMap<number, readonly PackedRotation[]>;
-}
-
 /**
  * The API keys of one config, packed so that 100,000 keys stay small and load fast: per key its
  * sha256 in a {@link DigestIndex}, the name, the signing secret's text and a kind number;
@@ -52,10 +37,10 @@ export class KeyTable {
   /** Key `i`'s sha256 is digest `i`. */
   private readonly index: DigestIndex;
   /** Name and signing secret of key `i` are item `i` of these (a rotating key's secret is ''). */
-  private readonly names: StringPack;
-  private readonly secrets: StringPack;
+  private readonly names = new StringPack();
+  private readonly secrets = new StringPack();
   /** Every other text (origins, rotation kids and secrets), by index from the maps below. */
-  private readonly texts: StringPack;
+  private readonly texts = new StringPack();
   private count = 0;
   /** Per key: its index in KINDS. */
   private kinds: Uint8Array;
@@ -64,48 +49,18 @@ export class KeyTable {
    * matcher when the key is built), or -1 when it has none.
    */
   private origins: Int32Array;
-  private readonly cors: Map<number, ReadonlySet<string>>;
-  private readonly allCors: Set<string>;
-  private readonly expires: Map<number, number>;
+  private readonly cors = new Map<number, ReadonlySet<string>>();
+  private readonly allCors = new Set<string>();
+  private readonly expires = new Map<number, number>();
   /** Keys with `signing_secrets`: every entry (the minting one first). */
-  private readonly rotations: Map<number, readonly PackedRotation[]>;
+  private readonly rotations = new Map<number, readonly PackedRotation[]>();
   private readonly built = new LRUCache<number, ApiKey>({ max: BUILT });
 
-  /**
-   * `expected`: how many keys will be added, so that the index and the columns never grow; or the
-   * {@link state} of a table built elsewhere (the loader thread), taken over as it is.
-   */
-  constructor(expected: number | KeyTableState = 0) {
-    const from = typeof expected === 'number' ? null : expected;
-    const size = Math.max(1024, typeof expected === 'number' ? expected : 0);
-    this.index = new DigestIndex(from?.index ?? size);
-    this.names = new StringPack(from?.names);
-    this.secrets = new StringPack(from?.secrets);
-    this.texts = new StringPack(from?.texts);
-    this.count = from?.count ?? 0;
-    this.kinds = from?.kinds ?? new Uint8Array(size);
-    this.origins = from?.origins ?? new Int32Array(size);
-    this.cors = new Map(from?.cors);
-    this.allCors = new Set(from?.allCors);
-    this.expires = new Map(from?.expires);
-    this.rotations = new Map(from?.rotations);
-  }
-
-  /** Everything the table holds, as plain data that crosses to another thread; after {@link seal}. */
-  state(): KeyTableState {
-    return {
-      index: this.index.state(),
-      names: this.names.state(),
-      secrets: this.secrets.state(),
-      texts: this.texts.state(),
-      count: this.count,
-      kinds: this.kinds,
-      origins: this.origins,
-      cors: this.cors,
-      allCors: this.allCors,
-      expires: this.expires,
-      rotations: this.rotations,
-    };
+  /** `expected`: how many keys will be added, so that the index and the columns never grow. */
+  constructor(expected = 0) {
+    this.index = new DigestIndex(expected);
+    this.kinds = new Uint8Array(Math.max(1024, expected));
+    this.origins = new Int32Array(Math.max(1024, expected));
   }
 
   get size(): number {

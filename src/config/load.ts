@@ -10,7 +10,7 @@ import { DigestIndex, digestOfHex } from '../util/digest-index.js';
 import { exampleEnvBeside } from './env-example.js';
 import { applyEnvOverrides } from './env-overrides.js';
 import { describeIssues, mayNameVariables, substituteEnv } from './issues.js';
-import { KeyTable, type KeyTableState } from './key-table.js';
+import { KeyTable } from './key-table.js';
 import type { ResolvedKey, RotatedSecret } from './keys.js';
 import { parseConfig } from './parse.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
@@ -142,20 +142,11 @@ function fingerprintOf(contents: ReadonlyMap<string, Buffer | null>): string {
   return hash.digest('hex');
 }
 
-/** The key table of `keys`, sealed. */
-export function buildKeys(keys: readonly ResolvedKey[]): KeyTable {
-  const table = new KeyTable(keys.length);
-  for (const k of keys) table.add(k);
-  table.seal();
-  return table;
-}
-
-/** The Config the loader thread built: its resolved config, and its key table taken over. */
-export function configFromThread(built: {
-  config: Omit<ResolvedConfig, 'keys'>;
-  keys: KeyTableState;
-}): Config {
-  return buildConfig(built.config, new KeyTable(built.keys));
+/** Adds `keys` to the table (a new one, or one a reload fills batch by batch) and seals it. */
+export function buildKeys(keys: readonly ResolvedKey[], into = new KeyTable(keys.length)): KeyTable {
+  for (const k of keys) into.add(k);
+  into.seal();
+  return into;
 }
 
 /** The immutable Config, from a resolved config and its built keys. */

@@ -1,5 +1,9 @@
-import { ConfigError, type ConfigProblem, configFromThread, loadConfig } from './load.js';
-import { loadInThread } from './thread.js';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { KeyTable } from './key-table.js';
+import { buildConfig, buildKeys, ConfigError, type ConfigProblem, loadConfig } from './load.js';
+import type { LoadMessage, LoadRequest } from './load-worker.js';
 import type { Config } from './types.js';
 
 export type ReloadResult = 'ok' | 'unchanged' | 'failed';
@@ -28,13 +32,15 @@ export interface ReloaderOptions {
   readonly current: () => Config;
   readonly apply: (next: Config) => void;
   readonly report: (report: ReloadReport) => void;
+  /** Keys built per event-loop turn (default 2,000: a few milliseconds each). */
+  readonly batch?: number;
 }
 
 /**
  * Reloads for the gateway. The content fingerprint of the files the serving config read decides
  * `unchanged` before anything is parsed; the same broken content is `unchanged` too (one broken
- * edit counts once as failed). Parsing, validation and the key table's build run in the loader
- * thread, which hands the table over in one message; the new Config is applied whole.
+ * edit counts once as failed). Parsing and validation run in a worker thread; the keys come back
+ * in batches, each built in its own turn of the event loop, and the new Config is applied whole.
  */
 export function createConfigReloader(options: ReloaderOptions): ConfigReloader {
   let failedFingerprint: string | null = null;
@@ -100,19 +106,48 @@ type Outcome =
       readonly problems: readonly ConfigProblem[];
     };
 
-async function loadOffThread(options: ReloaderOptions, failedFingerprint: string | null): Promise<Outcome> {
+function loadOffThread(options: ReloaderOptions, failedFingerprint: string | null): Promise<Outcome> {
+  const script = workerScript();
   const current = options.current();
-  const loading = loadInThread({
+  if (script === null) return Promise.resolve(loadHere(options, current));
+  const request: LoadRequest = {
     path: options.path,
     env: options.env,
     previousFiles: current.watchedFiles,
     known: failedFingerprint === null ? [current.hash] : [current.hash, failedFingerprint],
+    batch: options.batch ?? 2_000,
+  };
+  return new Promise((resolve) => {
+    const worker = new Worker(script, { workerData: request, env: {} });
+    /** Once the config has come: it, and the table its keys are built into, sized for them. */
+    let building: {
+      readonly meta: Extract<LoadMessage, { type: 'config' }>['config'];
+      readonly keys: KeyTable;
+    } | null = null;
+    let settled = false;
+    const settle = (outcome: Outcome) => {
+      if (settled) return;
+      settled = true;
+      void worker.terminate();
+      resolve(outcome);
+    };
+    worker.on('message', (message: LoadMessage) => {
+      if (message.type === 'unchanged') settle({ kind: 'unchanged' });
+      else if (message.type === 'failed')
+        settle({ kind: 'failed', fingerprint: message.fingerprint, problems: message.problems });
+      else if (message.type === 'config') {
+        building = { meta: message.config, keys: new KeyTable(message.keyCount) };
+        worker.postMessage('next');
+      } else if (message.type === 'keys') {
+        if (building !== null) buildKeys(message.keys, building.keys);
+        // Requests and timers get their turn before the next batch is even asked for.
+        setImmediate(() => worker.postMessage('next'));
+      } else if (building !== null)
+        settle({ kind: 'config', config: buildConfig(building.meta, building.keys) });
+    });
+    worker.on('error', (err) => settle(threadFailure(options.path, err)));
+    worker.on('exit', () => settle(threadFailure(options.path, new Error('the loader thread ended early'))));
   });
-  if (loading === null) return loadHere(options, current);
-  const outcome = await loading;
-  if (outcome.kind === 'config') return { kind: 'config', config: configFromThread(outcome) };
-  if (outcome.kind === 'error') return threadFailure(options.path, outcome.message);
-  return outcome;
 }
 
 /** Where no compiled worker script exists (running from TypeScript sources): load in place. */
@@ -126,10 +161,18 @@ function loadHere(options: ReloaderOptions, current: Config): Outcome {
   }
 }
 
-function threadFailure(file: string, message: string): Outcome {
+function threadFailure(file: string, err: Error): Outcome {
   return {
     kind: 'failed',
     fingerprint: null,
-    problems: [{ file, line: null, field: '', message: `the config could not be loaded: ${message}` }],
+    problems: [{ file, line: null, field: '', message: `the config could not be loaded: ${err.message}` }],
   };
+}
+
+/** The compiled worker beside this module, or under dist/ when this module runs from sources. */
+function workerScript(): URL | null {
+  const beside = new URL('./load-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(beside))) return beside;
+  const compiled = new URL('../../dist/src/config/load-worker.js', import.meta.url);
+  return existsSync(fileURLToPath(compiled)) ? compiled : null;
 }

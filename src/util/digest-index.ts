@@ -3,14 +3,6 @@ import { randomBytes } from 'node:crypto';
 /** Bytes in a digest: sha256. */
 const SIZE = 32;
 
-/** A {@link DigestIndex} as plain data (structured-clonable): its buffers, its count and its seed. */
-export interface DigestIndexState {
-  readonly digests: Uint8Array;
-  readonly slots: Int32Array;
-  readonly count: number;
-  readonly seed: number;
-}
-
 /**
  * Numbers by 32-byte digest (sha256 of an API key): the digests end to end in one buffer, found by
  * open addressing over a table of positions, no string or Map entry per digest. 100,000 keys take
@@ -25,36 +17,13 @@ export class DigestIndex {
   /** Per slot: 1 + the number of the digest there, or 0 for an empty slot. */
   private slots: Int32Array;
   private count = 0;
-  /**
-   * Mixed into every slot, new for each index: `key_sha256` values are whatever a config says, and
-   * values that share their bytes (`00…01`, `00…02`, or chosen to) would otherwise fill one run of
-   * slots and make every add and search walk it (40,000 such keys took 10 s to check).
-   */
-  private readonly seed: number;
 
-  /**
-   * `expected`: how many digests will be added (a config's key count), so the table never grows;
-   * or the {@link state} of an index built elsewhere (the loader thread), taken over as it is.
-   */
-  constructor(expected: number | DigestIndexState = 0) {
-    if (typeof expected !== 'number') {
-      const { digests, slots, count, seed } = expected;
-      this.digests = Buffer.from(digests.buffer, digests.byteOffset, digests.byteLength);
-      this.slots = slots;
-      this.count = count;
-      this.seed = seed;
-      return;
-    }
+  /** `expected`: how many digests will be added (a config's key count), so the table never grows. */
+  constructor(expected = 0) {
     let slots = 2048;
     while (slots < expected * 2) slots *= 2;
     this.slots = new Int32Array(slots);
     this.digests = Buffer.alloc(SIZE * (slots / 2));
-    this.seed = randomBytes(4).readUInt32LE(0);
-  }
-
-  /** Everything the index holds, as plain data that crosses to another thread. */
-  state(): DigestIndexState {
-    return { digests: this.digests, slots: this.slots, count: this.count, seed: this.seed };
   }
 
   get size(): number {
@@ -88,7 +57,7 @@ export class DigestIndex {
   findLatin1(digest: string): number {
     if (digest.length !== SIZE) return -1;
     const mask = this.slots.length - 1;
-    for (let slot = slotOfLatin1(digest, this.seed) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = slotOfLatin1(digest) & mask; ; slot = (slot + 1) & mask) {
       const entry = this.slots[slot] as number;
       if (entry === 0) return -1;
       if (this.equalsLatin1(entry - 1, digest)) return entry - 1;
@@ -116,7 +85,7 @@ export class DigestIndex {
   /** One walk from the digest's slot: the slot of an equal digest, or else the empty one it would take. */
   private slotFor(digest: Uint8Array): number {
     const mask = this.slots.length - 1;
-    let slot = slotOf(digest, this.seed) & mask;
+    let slot = slotOf(digest) & mask;
     for (let entry = this.slots[slot] as number; entry !== 0; entry = this.slots[slot] as number) {
       if (this.equals(entry - 1, digest)) return slot;
       slot = (slot + 1) & mask;
@@ -150,9 +119,16 @@ export function digestOfHex(sha256Hex: string): Buffer {
   return scratch;
 }
 
+/**
+ * Mixed into every slot, new in each process: `key_sha256` values are whatever a config says, and
+ * values that share their bytes (`00…01`, `00…02`, or chosen to) would otherwise fill one run of
+ * slots and make every add and search walk it (40,000 such keys took 10 s to check).
+ */
+const SEED = randomBytes(4).readUInt32LE(0);
+
 /** A slot for a digest: MurmurHash3 (x86, 32-bit) of its eight words, seeded. Exported for its test. */
-export function slotOf(digest: Uint8Array, seed: number): number {
-  let h = seed;
+export function slotOf(digest: Uint8Array): number {
+  let h = SEED;
   for (let i = 0; i < SIZE; i += 4) {
     h = mix(
       h,
@@ -166,8 +142,8 @@ export function slotOf(digest: Uint8Array, seed: number): number {
 }
 
 /** {@link slotOf} for a digest as a latin1 string (the same slot for the same bytes). */
-function slotOfLatin1(digest: string, seed: number): number {
-  let h = seed;
+function slotOfLatin1(digest: string): number {
+  let h = SEED;
   for (let i = 0; i < SIZE; i += 4) {
     h = mix(
       h,

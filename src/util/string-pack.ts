@@ -1,11 +1,3 @@
-/** A sealed {@link StringPack} as plain data (structured-clonable). */
-export interface StringPackState {
-  readonly chunks: readonly string[];
-  readonly firsts: readonly number[];
-  readonly ends: Uint32Array;
-  readonly sealed: number;
-}
-
 /**
  * Many short strings kept as a few long ones: `add` returns an index, `get` the text again.
  *
@@ -20,25 +12,10 @@ export class StringPack {
   private readonly chunks: string[] = [];
   /** The index of each chunk's first item. */
   private readonly firsts: number[] = [];
-  private ends: Uint32Array = new Uint32Array(1024);
+  private ends = new Uint32Array(1024);
   /** Added since the last seal, as given. */
   private pending: string[] = [];
   private sealed = 0;
-
-  /** An empty pack, or one holding what a sealed pack's {@link state} holds (a copy from another thread). */
-  constructor(state?: StringPackState) {
-    if (state === undefined) return;
-    this.chunks = [...state.chunks];
-    this.firsts = [...state.firsts];
-    this.ends = state.ends;
-    this.sealed = state.sealed;
-  }
-
-  /** What the pack holds, as plain data that crosses to another thread; only once it is sealed. */
-  state(): StringPackState {
-    if (this.pending.length > 0) throw new Error('a pack is handed over only once it is sealed');
-    return { chunks: this.chunks, firsts: this.firsts, ends: this.ends, sealed: this.sealed };
-  }
 
   get size(): number {
     return this.sealed + this.pending.length;

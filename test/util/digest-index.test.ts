@@ -97,7 +97,7 @@ describe('DigestIndex', () => {
   it('spreads digests that differ only in their last bytes, or only in their first, over the slots', () => {
     const spread = (make: (i: number) => Buffer) => {
       const slots = new Set<number>();
-      for (let i = 0; i < 4096; i++) slots.add(slotOf(make(i), 0x9747b28c) & 0xffff);
+      for (let i = 0; i < 4096; i++) slots.add(slotOf(make(i)) & 0xffff);
       return slots.size;
     };
     const tail = (i: number) => {
@@ -117,27 +117,6 @@ describe('DigestIndex', () => {
     for (let i = 0; i < 4096; i++) index.add(tail(i));
     for (let i = 0; i < 4096; i++) expect(index.find(tail(i))).toBe(i);
     expect(index.findLatin1(tail(77).toString('latin1'))).toBe(77);
-  });
-
-  it('carries over to an index made from its state (another thread’s build), seed and all', () => {
-    const built = new DigestIndex(3000);
-    for (let i = 0; i < 3000; i++) built.add(sha256(`key ${i}`));
-    // what a MessagePort delivers: a copy, Buffers arriving as plain Uint8Arrays
-    const copy = new DigestIndex(structuredClone(built.state()));
-    expect(copy.size).toBe(3000);
-    for (let i = 0; i < 3000; i++) {
-      expect(copy.findLatin1(sha256(`key ${i}`).toString('latin1'))).toBe(i);
-    }
-    expect(copy.findLatin1(sha256('key 3000').toString('latin1'))).toBe(-1);
-    expect(copy.add(sha256('key 3000'))).toBe(-1);
-    expect(copy.find(sha256('key 3000'))).toBe(3000);
-    expect(built.find(sha256('key 3000'))).toBe(-1);
-  });
-
-  it('seeds each index anew: the same digests take other slots in another index', () => {
-    const a = new DigestIndex();
-    const b = new DigestIndex();
-    expect(a.state().seed).not.toBe(b.state().seed);
   });
 
   it('reads a hex sha256 in either case, and refuses anything else', () => {
