@@ -36,9 +36,9 @@ function checkedKeys(value: unknown): RawKey[] | null {
   const list = value !== null && typeof value === 'object' ? (value as { keys?: unknown }).keys : undefined;
   if (!Array.isArray(list)) return null;
   const out: RawKey[] = [];
-  const isRange = rememberedRanges();
+  const rangeCheck = rememberedRanges();
   for (const key of list) {
-    if (isPlainKey(key, isRange)) out.push(key);
+    if (isPlainKey(key, rangeCheck)) out.push(key);
     else {
       const parsed = keySchema.safeParse(key);
       if (!parsed.success) return null;
@@ -69,7 +69,7 @@ type Fields = Record<string, unknown>;
  * object of the fields in PLAIN_FIELDS, its secrets given in the config (no `*_file`). False says
  * nothing: such a key is left to `keySchema`. A test holds the two together.
  */
-export function isPlainKey(key: unknown, isRange: (v: unknown) => boolean = isRangeValue): key is RawKey {
+export function isPlainKey(key: unknown, rangeCheck: (v: unknown) => boolean = isRangeValue): key is RawKey {
   if (!isPlainObject(key, PLAIN_FIELDS)) return false;
   return (
     typeof key.name === 'string' &&
@@ -81,7 +81,7 @@ export function isPlainKey(key: unknown, isRange: (v: unknown) => boolean = isRa
     (key.access_type === 'WRITE'
       ? key.purpose === undefined
       : key.access_type === 'READ' && (key.purpose === 'SERVER' || key.purpose === 'STOREFRONT')) &&
-    (key.origin_ips === undefined || isListOf(key.origin_ips, isRange)) &&
+    (key.origin_ips === undefined || isListOf(key.origin_ips, rangeCheck)) &&
     (key.cors_origins === undefined || isListOf(key.cors_origins, isOrigin)) &&
     (key.expires_at === undefined || isTime(key.expires_at))
   );
