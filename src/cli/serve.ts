@@ -7,6 +7,7 @@ import { workerCount } from '../workers/cpu-quota.js';
 import { startPool } from '../workers/primary.js';
 import { runWorker } from '../workers/worker.js';
 import { configPathFrom, guarded, parseOptions } from './args.js';
+import { type HeldHangups, holdHangups } from './hangups.js';
 
 /** What `serve` runs: one gateway, or a pool of worker processes behind one primary. */
 interface Running {
@@ -23,19 +24,25 @@ interface Running {
  * `leadgate serve`: start, print a ready line naming the ports, then live by signals:
  * SIGHUP reloads; SIGTERM/SIGINT drain and exit 0; a second one exits at once.
  */
-export function runServe(args: string[]): Promise<number> {
+export function runServe(args: string[], hangups: HeldHangups = holdHangups()): Promise<number> {
   return guarded(async () => {
     const { config: option } = parseOptions(args, ['config'], [], 'serve');
     const path = configPathFrom(option);
-    if (cluster.isWorker) return runWorker(path);
+    if (cluster.isWorker) {
+      hangups.release();
+      return runWorker(path);
+    }
     const logger = createLogger();
     const running = await start(path, logger);
     if (running === null) {
+      hangups.release();
       // Everything it opened is closed again; should a handle still hold the loop, exit anyway.
       setTimeout(() => process.exit(1), EXIT_WAIT_MS).unref();
       return 1;
     }
     liveBySignals(running, logger);
+    // one SIGHUP that came while starting: the file may have changed since it was read
+    hangups.release(() => void running.reload('sighup'));
     announce(running, logger);
     return 0;
   });
