@@ -67,7 +67,8 @@ type Fields = Record<string, unknown>;
 /**
  * True only for a key that `keySchema` accepts as it is (it has no defaults or transforms): a plain
  * object of the fields in PLAIN_FIELDS, its secrets given in the config (no `*_file`). False says
- * nothing: such a key is left to `keySchema`. A test holds the two together.
+ * nothing: such a key is left to `keySchema`. A test holds the two together. `rangeCheck` checks
+ * an `origin_ips` entry (a load passes one that remembers each text's answer).
  */
 export function isPlainKey(key: unknown, rangeCheck: (v: unknown) => boolean = isRangeValue): key is RawKey {
   if (!isPlainObject(key, PLAIN_FIELDS)) return false;

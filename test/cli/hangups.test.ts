@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { waitUntil } from '../../src/util/wait.js';
 import { LEADS_YAML, writeConfig } from '../helpers/fixture.js';
 import { BIN } from '../helpers/process.js';
 
@@ -13,11 +14,7 @@ const catchesHangup = (pid: number) => {
 };
 
 const until = async (what: string, ok: () => boolean) => {
-  for (let i = 0; i < 400; i++) {
-    if (ok()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`never: ${what}`);
+  if (!(await waitUntil(ok, 10_000))) throw new Error(`never: ${what}`);
 };
 
 describe('SIGHUP while serve starts', () => {
