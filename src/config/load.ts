@@ -69,7 +69,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   // An unset variable is reported once, by name; the checks below still run on the rest.
   const examples = exampleEnvBeside(file);
   const substituted = mayNameVariables(text)
-    ? substituteEnv(read.value, env, (path, name) =>
+    ? substituteEnv(read.value, text, env, (path, name) =>
         problems.add(path, `environment variable ${name} is not set${examples(name)}`),
       )
     : read.value;
