@@ -6,6 +6,8 @@ import { join } from 'node:path';
 export const SERVER_KEY = 'sk_bench_server_00000000000001';
 export const STOREFRONT_KEY = 'sk_bench_storefront_000000002';
 export const SECRET = 'bench-signing-secret-0000000001';
+/** A second STOREFRONT key, named `storefront-limited`: the only key a `limitedKeyOnly` policy names. */
+export const LIMITED_KEY = 'sk_bench_storefront_limited_03';
 
 /**
  * A bench config: the two keys the runs use, `extraKeys` more to grow the key table, and
@@ -19,8 +21,11 @@ export function writeBenchConfig(opts: {
   logRequests?: 'all' | 'errors' | 'none';
   /** Tracing on, exporting to this OTLP traces URL at this sample ratio. */
   tracing?: { endpoint: string; ratio: number };
-  /** One rate-limit policy (per key, never reached), in memory or on the Redis at this port. */
-  rateLimit?: { redisPort: number | null };
+  /**
+   * One rate-limit policy (per key, never reached), in memory or on the Redis at this port; with
+   * `limitedKeyOnly`, for {@link LIMITED_KEY} alone, so that `storefront` is served without it.
+   */
+  rateLimit?: { redisPort: number | null; limitedKeyOnly?: boolean };
   workers?: number;
   /**
    * The shape of the `extraKeys`: `plain` (WRITE, one secret, nothing else: the request-path
@@ -39,7 +44,7 @@ export function writeBenchConfig(opts: {
     ...(opts.workers ? [`workers: ${opts.workers}`] : []),
     ...(opts.rateLimit
       ? [
-          'rate_limits: { policies: [{ name: bench, by: key, limit: 1000000000, window_s: 1 }] }',
+          `rate_limits: { policies: [{ name: bench, by: key, limit: 1000000000, window_s: 1${opts.rateLimit.limitedKeyOnly ? ', keys: [storefront-limited]' : ''} }] }`,
           ...(opts.rateLimit.redisPort === null
             ? []
             : [`state: { redis: { url: "redis://127.0.0.1:${opts.rateLimit.redisPort}", timeout_ms: 50 } }`]),
@@ -59,6 +64,10 @@ export function writeBenchConfig(opts: {
   lines.push(
     `  - { name: storefront, key: "${STOREFRONT_KEY}", access_type: READ, purpose: STOREFRONT, signing_secret: "${SECRET}"${origin} }`,
   );
+  if (opts.rateLimit?.limitedKeyOnly)
+    lines.push(
+      `  - { name: storefront-limited, key: "${LIMITED_KEY}", access_type: READ, purpose: STOREFRONT, signing_secret: "${SECRET}" }`,
+    );
   const filler = opts.keyShape === 'soak' ? soakKey : plainKey;
   for (let i = 0; i < (opts.extraKeys ?? 0); i++) lines.push(filler(i));
   writeFileSync(join(dir, 'gateway.yaml'), `${lines.join('\n')}\n`);
