@@ -1,10 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import jsyaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { substituteEnv } from '../../src/config/issues.js';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { writeConfig } from '../helpers/fixture.js';
 
 /** `levels` anchors, each a list naming the one before `width` times; the first holds `${HOME}`. */
 function aliasBomb(levels: number, width: number): string {
@@ -60,13 +58,8 @@ describe('substituteEnv', () => {
   });
 
   it('a config of nested aliases (a "billion laughs") is refused with a problem, not expanded', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'leadgate-issues-'));
-    const file = join(dir, 'gateway.yaml');
     // Expanded as a tree: 10^9 strings. Walked as a graph: ten lists.
-    writeFileSync(
-      file,
-      `listen: { port: 8080 }\nupstream: { url: http://127.0.0.1:3000 }\n${aliasBomb(9, 10)}`,
-    );
+    const file = writeConfig({ upstream: 'http://127.0.0.1:3000', extra: aliasBomb(9, 10) });
     let problem: unknown;
     try {
       loadConfig(file, { env: { HOME: '/home/x' } });
