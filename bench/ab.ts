@@ -7,7 +7,7 @@ import { cpuMicros } from './cpu.js';
 import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, runLoad } from './load.js';
 import { median } from './median.js';
-import { pinningNote } from './pin.js';
+import { pinningNote, pinSelf } from './pin.js';
 import { start, stopAll } from './process.js';
 import { buildRef, ROOT } from './worktree.js';
 
@@ -148,6 +148,7 @@ async function main() {
   const ref = process.argv[2];
   if (ref === undefined) throw new Error('usage: npm run bench:ab -- <git-ref>');
   const built = buildRef(ref);
+  pinSelf();
   try {
     const targets = await startTargets(built.main);
     report(ref, built.commit, await measure(targets));

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { pinned } from './pin.js';
 
 export interface LoadResult {
@@ -39,12 +39,31 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   return hasWrk ? runWrk(spec) : runAutocannon(spec);
 }
 
-function runWrk(spec: LoadSpec): LoadResult {
+/**
+ * wrk in a child process, awaited: this process's event loop runs on while it does. The servers
+ * under test write their log lines to pipes this process reads (process.ts), as a log shipper
+ * would. With the loop blocked for the whole run (spawnSync, until 2026-11-26), nothing read
+ * them: a leadgate's log write waited in the thread pool, its lines queued in memory, and after
+ * 16 MiB they were dropped (4 runs of 3 s: 68,515 of 129,423 lines, by
+ * `leadgate_log_lines_dropped_total`; none since).
+ */
+async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '--timeout', '5s'];
   for (const [k, v] of Object.entries(spec.headers)) args.push('-H', `${k}: ${v}`);
   const [command, argv] = pinned('load', 'wrk', [...args, spec.url]);
-  const r = spawnSync(command, argv, { encoding: 'utf8', timeout: (spec.seconds + 30) * 1000 });
-  const out = r.stdout;
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let text = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), (spec.seconds + 30) * 1000);
+    child.on('error', reject);
+    child.on('close', () => {
+      clearTimeout(timer);
+      resolve(text);
+    });
+  });
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? Number.NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+([0-9]+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);

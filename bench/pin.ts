@@ -23,18 +23,33 @@ const hasTaskset = (() => {
 
 export const pinning = process.env.BENCH_PIN !== '0' && cores >= 2 && hasTaskset;
 
-const CORES: Record<Exclude<Role, 'free'>, string> = {
+const CORES: Record<Role, string> = {
   measured: String(cores - 1),
   load: cores > 2 ? `0-${cores - 2}` : '0',
+  free: `0-${cores - 1}`,
 };
 
-/** `command args` as run under `role`'s cores (through taskset, which execs: the pid is the command's). */
+/**
+ * `command args` as run under `role`'s cores (through taskset, which execs: the pid is the
+ * command's). `free` is every core, said explicitly: the bench itself runs on the load cores
+ * ({@link pinSelf}) and a child would otherwise inherit them.
+ */
 export function pinned(role: Role, command: string, args: readonly string[]): [string, string[]] {
-  if (!pinning || role === 'free') return [command, [...args]];
+  if (!pinning) return [command, [...args]];
   return ['taskset', ['-c', CORES[role], command, ...args]];
+}
+
+/**
+ * The bench's own process, every thread, on the load cores: it reads the log lines the servers
+ * under test write to their pipes while they are measured (load.ts), and that reading must not
+ * run on the measured core.
+ */
+export function pinSelf(): void {
+  if (pinning)
+    execFileSync('taskset', ['-a', '-p', '-c', CORES.load, String(process.pid)], { stdio: 'ignore' });
 }
 
 /** Said once at the top of a bench's output. */
 export const pinningNote = pinning
-  ? `pinned: measured process on core ${CORES.measured}, load generator and upstream on ${CORES.load} (BENCH_PIN=0 to turn off)`
+  ? `pinned: measured process on core ${CORES.measured}, load generator, upstream and the bench itself on ${CORES.load} (BENCH_PIN=0 to turn off)`
   : 'not pinned (one core, no taskset, or BENCH_PIN=0)';

@@ -8,7 +8,7 @@ import { cpuMicros } from './cpu.js';
 import { LIMITED_KEY, SECRET, SERVER_KEY, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, type LoadResult, runLoad } from './load.js';
 import { median } from './median.js';
-import { pinned, pinningNote } from './pin.js';
+import { pinned, pinningNote, pinSelf } from './pin.js';
 import { children, gentle, start, stopAll } from './process.js';
 
 /**
@@ -544,6 +544,7 @@ function print(report: {
 }
 
 async function main() {
+  pinSelf();
   process.stderr.write(
     `leadgate bench: ${hasWrk ? 'wrk' : 'autocannon (install Debian wrk for the reference numbers)'}, ${cpus().length} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
   );
