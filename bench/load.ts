@@ -42,7 +42,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 /**
  * wrk in a child process, awaited: this process's event loop runs on while it does. The servers
  * under test write their log lines to pipes this process reads (process.ts), as a log shipper
- * would. With the loop blocked for the whole run (spawnSync, until 2026-11-26), nothing read
+ * would. With the loop blocked for the whole run (spawnSync, until e8fad9b), nothing read
  * them: a leadgate's log write waited in the thread pool, its lines queued in memory, and after
  * 16 MiB they were dropped (4 runs of 3 s: 68,515 of 129,423 lines, by
  * `leadgate_log_lines_dropped_total`; none since).

@@ -8,3 +8,13 @@ export function median(xs: readonly number[]): number {
   if (s.length === 0) return Number.NaN;
   return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
+
+/**
+ * The bounds of the middle half (Tukey's hinges): the medians of the lower and of the upper half,
+ * the middle value of an odd count in neither. NaN for fewer than two values.
+ */
+export function middleHalf(xs: readonly number[]): [number, number] {
+  const s = [...xs].sort((a, b) => a - b);
+  const half = s.length >> 1;
+  return [median(s.slice(0, half)), median(s.slice(s.length - half))];
+}

@@ -7,7 +7,7 @@ import { leadDigest, signLeadToken } from '../src/client/index.js';
 import { cpuMicros } from './cpu.js';
 import { LIMITED_KEY, SECRET, SERVER_KEY, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, type LoadResult, runLoad } from './load.js';
-import { median } from './median.js';
+import { median, middleHalf } from './median.js';
 import { pinned, pinningNote, pinSelf } from './pin.js';
 import { children, gentle, start, stopAll } from './process.js';
 
@@ -384,8 +384,27 @@ const digestHeaders = () => {
  * swings of a shared machine cancel out in the pair (the difference of two medians keeps them).
  */
 export function pairedOver(a: Measured | undefined, b: Measured | undefined): number {
-  if (a === undefined || b === undefined) return Number.NaN;
-  return median(a.cpuRounds.map((x, i) => x - (b.cpuRounds[i] ?? Number.NaN)));
+  return median(pairedDiffs(a, b));
+}
+
+/** `a − b`, round by round. */
+function pairedDiffs(a: Measured | undefined, b: Measured | undefined): number[] {
+  if (a === undefined || b === undefined) return [];
+  return a.cpuRounds.map((x, i) => x - (b.cpuRounds[i] ?? Number.NaN));
+}
+
+/**
+ * How a verdict's rounds spread: the lowest, the highest and the middle half of its per-round
+ * differences. When the middle half lies on both sides of the target, which side the median
+ * falls on is as much the host's doing in that run as the code's, and the line says so.
+ */
+function spreadOf(diffs: readonly number[], target: number): string {
+  const [q1, q3] = middleHalf(diffs);
+  const f = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
+  const text = `rounds ${f(Math.min(...diffs))} to ${f(Math.max(...diffs))}, middle half ${f(q1)} to ${f(q3)}`;
+  return q1 <= target && target < q3
+    ? `${text}: the middle half lies on both sides of the target, so this run does not settle it`
+    : text;
 }
 
 function rowsOf(targets: Target[], results: Map<string, Measured>) {
@@ -502,7 +521,8 @@ function print(report: {
   if (b !== undefined)
     console.log(
       `\nverdict (CPU, the steady figure): the token path costs ${b.cpu_us_per_request} µs CPU per request, ` +
-        `${b.cpu_us_over_bare} µs above the bare undici proxy (target ≤ 10 µs: ${b.cpu_us_over_bare <= 10 ? 'met' : 'not met'})`,
+        `${b.cpu_us_over_bare} µs above the bare undici proxy (target ≤ 10 µs: ${b.cpu_us_over_bare <= 10 ? 'met' : 'not met'}); ` +
+        spreadOf(pairedDiffs(report.results.get(TOKEN_PATH), report.results.get(BARE)), 10),
     );
   const over = (name: string) => {
     const r = report.results.get(name);
@@ -521,8 +541,8 @@ function print(report: {
   if (limited !== undefined && control !== undefined) {
     const memory = Number(pairedOver(limited, control).toFixed(1));
     console.log(
-      `rate limits: one policy in memory costs ${memory} µs CPU per request over (b) on the same processes, A B B A (target ≤ 3 µs: ${memory <= 3 ? 'met' : 'not met'}); ` +
-        `${over(LIMITED)} µs over (b)'s own processes, paired by round`,
+      `rate limits: one policy in memory costs ${memory} µs CPU per request over (b) on the same processes, A B B A (target ≤ 3 µs: ${memory <= 3 ? 'met' : 'not met'}; ` +
+        `${spreadOf(pairedDiffs(limited, control), 3)}); ${over(LIMITED)} µs over (b)'s own processes, paired by round`,
     );
   }
   const onRedis = over(LIMITED_REDIS);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { median } from '../../bench/median.js';
+import { median, middleHalf } from '../../bench/median.js';
 
 describe('median', () => {
   it('is the middle value of an odd count, in any order', () => {
@@ -17,5 +17,17 @@ describe('median', () => {
     const xs = [3, 1, 2, 0];
     median(xs);
     expect(xs).toEqual([3, 1, 2, 0]);
+  });
+});
+
+describe('middleHalf', () => {
+  it('is bounded by the medians of the lower and upper halves, in any order', () => {
+    expect(middleHalf([10, 1, 9, 2, 8, 3, 7, 4, 6, 5])).toEqual([3, 8]);
+    expect(middleHalf([5, 1, 4, 2, 3])).toEqual([1.5, 4.5]);
+    expect(middleHalf([-3, 12])).toEqual([-3, 12]);
+  });
+  it('is NaN for fewer than two values', () => {
+    expect(middleHalf([4])).toEqual([Number.NaN, Number.NaN]);
+    expect(middleHalf([])).toEqual([Number.NaN, Number.NaN]);
   });
 });
