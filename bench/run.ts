@@ -399,6 +399,7 @@ function pairedDiffs(a: Measured | undefined, b: Measured | undefined): number[]
  * falls on is as much the host's doing in that run as the code's, and the line says so.
  */
 function spreadOf(diffs: readonly number[], target: number): string {
+  if (diffs.length < 2) return 'one round, no spread';
   const [q1, q3] = middleHalf(diffs);
   const f = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
   const text = `rounds ${f(Math.min(...diffs))} to ${f(Math.max(...diffs))}, middle half ${f(q1)} to ${f(q3)}`;
