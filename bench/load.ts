@@ -58,7 +58,10 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
       text += chunk;
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), (spec.seconds + 30) * 1000);
-    child.on('error', reject);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     child.on('close', () => {
       clearTimeout(timer);
       resolve(text);

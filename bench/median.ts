@@ -10,8 +10,8 @@ export function median(xs: readonly number[]): number {
 }
 
 /**
- * The bounds of the middle half (Tukey's hinges): the medians of the lower and of the upper half,
- * the middle value of an odd count in neither. NaN for fewer than two values.
+ * The bounds of the middle half: the medians of the lower and of the upper half, the middle value
+ * of an odd count in neither (for 10 values, the 3rd and the 8th). NaN for fewer than two values.
  */
 export function middleHalf(xs: readonly number[]): [number, number] {
   const s = [...xs].sort((a, b) => a - b);

@@ -398,8 +398,9 @@ function pairedDiffs(a: Measured | undefined, b: Measured | undefined): number[]
  * differences. When the middle half lies on both sides of the target, which side the median
  * falls on is as much the host's doing in that run as the code's, and the line says so.
  */
-function spreadOf(diffs: readonly number[], target: number): string {
-  if (diffs.length < 2) return 'one round, no spread';
+function spreadOf(rounds: readonly number[], target: number): string {
+  const diffs = rounds.filter(Number.isFinite);
+  if (diffs.length < 2) return `${diffs.length === 0 ? 'no rounds' : 'one round'}, no spread`;
   const [q1, q3] = middleHalf(diffs);
   const f = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
   const text = `rounds ${f(Math.min(...diffs))} to ${f(Math.max(...diffs))}, middle half ${f(q1)} to ${f(q3)}`;
@@ -476,9 +477,12 @@ async function scaleRuns(upstreamPort: number, bareRps: number) {
       rps_vs_bare: Number(((r?.rps ?? 0) / bareRps).toFixed(2)),
     });
   }
-  const load = JSON.parse(
-    execFileSync(process.execPath, ['--expose-gc', here('./config-load.js'), '100000'], { encoding: 'utf8' }),
-  ) as Record<string, number>;
+  const [command, args] = pinned('free', process.execPath, [
+    '--expose-gc',
+    here('./config-load.js'),
+    '100000',
+  ]);
+  const load = JSON.parse(execFileSync(command, args, { encoding: 'utf8' })) as Record<string, number>;
   scale.push({
     run: 'config load, 100,000 keys',
     load_ms: load.load_ms ?? 0,
