@@ -1,0 +1,97 @@
+import { cpuMicros } from './cpu.js';
+import { runLoad } from './load.js';
+
+/**
+ * Two processes measured side by side: both on the measured core at the same time, each loaded by
+ * its own load generator for the same seconds. Measured one after the other, two runs a few
+ * seconds apart meet different hosts: on two shared vCPUs the CPU per request of one process moves
+ * by ±30 µs from one 2-s run to the next, and the difference of two such runs with it. Side by
+ * side, whatever the host does in those seconds it does to both. The price: the two share the
+ * core and its caches, so each costs more per request than it does alone, and the one that serves
+ * fewer requests per time slice (the slower) pays more of that per request; the difference comes
+ * out larger than it is alone, not smaller.
+ */
+export interface Side {
+  readonly port: number;
+  readonly pid: number;
+  readonly path: string;
+  headers(): Record<string, string>;
+}
+
+export interface Beside {
+  /** `b − a` per round, µs of CPU per request. */
+  readonly diffs: number[];
+  /** Non-2xx answers and socket errors over all rounds, both sides. */
+  readonly errors: number;
+}
+
+/**
+ * Which of `n` processes each side uses in round `r` (from 0): every pairing in turn, so no one
+ * process's luck (a few µs per request for its whole life) weighs more than its share. With
+ * `distinct`, both sides draw from one list and a process is never paired with itself; null when
+ * that cannot be (one process).
+ */
+export function pairing(r: number, n: number, distinct = false): [number, number] | null {
+  const a = r % n;
+  const turn = Math.floor(r / n);
+  if (!distinct) return [a, (a + turn) % n];
+  if (n < 2) return null;
+  return [a, (a + 1 + (turn % (n - 1))) % n];
+}
+
+/** CPU µs per request of `a` and of `b` over one load run each, both at the same time. */
+async function together(a: Side, b: Side, connections: number, seconds: number) {
+  const load = (s: Side) =>
+    runLoad({ url: `http://127.0.0.1:${s.port}${s.path}`, headers: s.headers(), connections, seconds });
+  const before = [cpuMicros(a.pid), cpuMicros(b.pid)] as const;
+  const [ra, rb] = await Promise.all([load(a), load(b)]);
+  return {
+    a: (cpuMicros(a.pid) - before[0]) / ra.requests,
+    b: (cpuMicros(b.pid) - before[1]) / rb.requests,
+    errors: ra.errors + rb.errors,
+  };
+}
+
+export interface BesideOptions {
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly connections: number;
+  /** Seconds of load on both, not counted, before each counted run (see run.ts's BENCH_PRIME). */
+  readonly prime: number;
+  /** `as` and `bs` are one list: never pair a process with itself. */
+  readonly distinct?: boolean;
+  /** For the per-round lines on stderr. */
+  readonly name: string;
+}
+
+/**
+ * `rounds` side-by-side runs of a process of `bs` beside one of `as` (see {@link pairing}); the
+ * load generator that starts first alternates by round. Null when the lists cannot be paired.
+ */
+export async function beside(
+  as: readonly Side[],
+  bs: readonly Side[],
+  o: BesideOptions,
+): Promise<Beside | null> {
+  const diffs: number[] = [];
+  let errors = 0;
+  for (let r = 0; r < o.rounds; r++) {
+    const pair = pairing(r, as.length, o.distinct);
+    if (pair === null) return null;
+    const a = as[pair[0]] as Side;
+    const b = bs[pair[1]] as Side;
+    if (o.prime > 0) await together(a, b, o.connections, o.prime);
+    const m =
+      r % 2 === 0
+        ? await together(a, b, o.connections, o.seconds)
+        : swap(await together(b, a, o.connections, o.seconds));
+    diffs.push(m.b - m.a);
+    errors += m.errors;
+    process.stderr.write(
+      `  beside ${r + 1} ${o.name.padEnd(28)} ${m.a.toFixed(1).padStart(6)} / ${m.b.toFixed(1).padStart(6)} µs CPU/req, b − a ${(m.b - m.a).toFixed(1)}\n`,
+    );
+  }
+  return { diffs, errors };
+}
+
+const swap = (m: { a: number; b: number; errors: number }) => ({ a: m.b, b: m.a, errors: m.errors });
