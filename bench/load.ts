@@ -1,4 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pinned } from './pin.js';
 
 export interface LoadResult {
@@ -48,9 +51,9 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
  * `leadgate_log_lines_dropped_total`; none since).
  */
 async function runWrk(spec: LoadSpec): Promise<LoadResult> {
+  const script = writeRequestScript(spec);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '--timeout', '5s'];
-  for (const [k, v] of Object.entries(spec.headers)) args.push('-H', `${k}: ${v}`);
-  const [command, argv] = pinned('load', 'wrk', [...args, spec.url]);
+  const [command, argv] = pinned('load', 'wrk', [...args, '-s', script.file, spec.url]);
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'ignore'] });
     let text = '';
@@ -66,7 +69,7 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
       clearTimeout(timer);
       resolve(text);
     });
-  });
+  }).finally(script.remove);
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? Number.NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+([0-9]+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
@@ -78,6 +81,26 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
     p99: micros(/\s99%\s+(\S+)/.exec(out)?.[1]),
     errors: non2xx + socketErrors,
   };
+}
+
+/**
+ * A wrk script that sends `spec`'s GET as one fixed string: the same bytes, header order included,
+ * on every connection of every run. wrk's own `-H` headers come out in another order in each wrk
+ * process (a Lua table's order; Host moves too), and each new order is a new hidden class of
+ * `req.headers` in the process under test, so what V8 compiled there depended on the orders its
+ * runs drew: two bare proxies of one build sat ~15 µs per request apart for a whole bench run.
+ */
+function writeRequestScript(spec: LoadSpec): { file: string; remove: () => void } {
+  const url = new URL(spec.url);
+  const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`];
+  for (const [k, v] of Object.entries(spec.headers)) lines.push(`${k}: ${v}`);
+  const request = `${lines.join('\r\n')}\r\n\r\n`;
+  // JSON's escapes of printable ASCII, \r and \n are Lua's too.
+  if (!/^[\x20-\x7e\r\n]*$/.test(request)) throw new Error('bench requests are printable ASCII');
+  const dir = mkdtempSync(join(tmpdir(), 'leadgate-wrk-'));
+  const file = join(dir, 'request.lua');
+  writeFileSync(file, `local r = ${JSON.stringify(request)}\nrequest = function() return r end\n`);
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
