@@ -10,7 +10,7 @@ import { hasWrk, type LoadResult, runLoad } from './load.js';
 import { median, middleHalf } from './median.js';
 import { pinned, pinningNote, pinSelf } from './pin.js';
 import { children, gentle, start, stopAll } from './process.js';
-import { type Beside, beside, type Side } from './side-by-side.js';
+import { type Beside, beside } from './side-by-side.js';
 
 /**
  * `npm run bench`: everything on 127.0.0.1, one run, targets interleaved over several rounds.
@@ -142,6 +142,9 @@ async function once(t: Target, connections: number, seconds: number) {
 
 type Run = LoadResult & { cpuUs: number; sideCpuUs: number };
 
+/** A target's processes: its own, then its `also`, each as a target of its own. */
+const processes = (t: Target): Target[] => [t, ...(t.also ?? []).map((p) => ({ ...t, ...p }))];
+
 /**
  * `t` and its control on `t`'s process in four slices of half a round each, A B B A (B A A B in
  * even rounds), each side's CPU summed over its two slices. A pair measured on two processes keeps
@@ -199,7 +202,6 @@ async function measure(
   // deoptimises and recompiles the request path the first times a run's connections close
   // mid-request (--trace-opt, token path: 840 ms compiling in the first 2-s run, 50–170 ms in
   // runs 6 to 9, then little): counted before, that was noise of several µs per request.
-  const processes = (t: Target): Target[] => [t, ...(t.also ?? []).map((p) => ({ ...t, ...p }))];
   for (let i = 0; i < warmup; i++)
     for (const t of targets) for (const p of processes(t)) await once(p, connections, seconds);
   for (let round = 1; round <= rounds; round++) {
@@ -436,18 +438,19 @@ function rowsOf(targets: Target[], results: Map<string, Measured>) {
 
 /** The token verdict's own rounds (side-by-side.ts): (b) beside bare, then bare beside bare. */
 async function besideRuns(targets: Target[]) {
-  const sides = (name: string): Side[] => {
+  const sides = (name: string): Target[] => {
     const t = targets.find((x) => x.name === name);
-    return t === undefined ? [] : [t, ...(t.also ?? []).map((p) => ({ ...t, ...p }))];
+    return t === undefined ? [] : processes(t);
   };
   const bare = sides(BARE);
   const token = sides(TOKEN_PATH);
   if (bare.length === 0 || token.length === 0) return null;
   process.stderr.write('side by side: (b) beside bare, then bare beside bare\n');
-  const o = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, prime: PRIME };
+  const run = (t: Target, seconds: number) => once(t, CONNECTIONS, seconds);
+  const o = { rounds: ROUNDS, seconds: SECONDS, prime: PRIME };
   return {
-    token: await beside(bare, token, { ...o, name: '(b) beside bare' }),
-    bare: await beside(bare, bare, { ...o, name: 'bare beside bare', distinct: true }),
+    token: await beside(bare, token, run, { ...o, name: '(b) beside bare' }),
+    bare: await beside(bare, bare, run, { ...o, name: 'bare beside bare', distinct: true }),
   };
 }
 

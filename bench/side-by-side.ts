@@ -1,6 +1,3 @@
-import { cpuMicros } from './cpu.js';
-import { runLoad } from './load.js';
-
 /**
  * Two processes measured side by side: both on the measured core at the same time, each loaded by
  * its own load generator for the same seconds. Measured one after the other, two runs a few
@@ -11,12 +8,12 @@ import { runLoad } from './load.js';
  * fewer requests per time slice (the slower) pays more of that per request; the difference comes
  * out larger than it is alone, not smaller.
  */
-export interface Side {
-  readonly port: number;
-  readonly pid: number;
-  readonly path: string;
-  headers(): Record<string, string>;
-}
+
+/** One load run on one process, as the bench measures it (run.ts's `once`). */
+export type MeasureRun<S> = (
+  s: S,
+  seconds: number,
+) => Promise<{ readonly cpuUs: number; readonly errors: number }>;
 
 export interface Beside {
   /** `b − a` per round, µs of CPU per request. */
@@ -39,23 +36,15 @@ export function pairing(r: number, n: number, distinct = false): [number, number
   return [a, (a + 1 + (turn % (n - 1))) % n];
 }
 
-/** CPU µs per request of `a` and of `b` over one load run each, both at the same time. */
-async function together(a: Side, b: Side, connections: number, seconds: number) {
-  const load = (s: Side) =>
-    runLoad({ url: `http://127.0.0.1:${s.port}${s.path}`, headers: s.headers(), connections, seconds });
-  const before = [cpuMicros(a.pid), cpuMicros(b.pid)] as const;
-  const [ra, rb] = await Promise.all([load(a), load(b)]);
-  return {
-    a: (cpuMicros(a.pid) - before[0]) / ra.requests,
-    b: (cpuMicros(b.pid) - before[1]) / rb.requests,
-    errors: ra.errors + rb.errors,
-  };
+/** `a` and `b` loaded at the same time, one run each. */
+async function together<S>(measure: MeasureRun<S>, a: S, b: S, seconds: number) {
+  const [ra, rb] = await Promise.all([measure(a, seconds), measure(b, seconds)]);
+  return { a: ra.cpuUs, b: rb.cpuUs, errors: ra.errors + rb.errors };
 }
 
 export interface BesideOptions {
   readonly rounds: number;
   readonly seconds: number;
-  readonly connections: number;
   /** Seconds of load on both, not counted, before each counted run (see run.ts's BENCH_PRIME). */
   readonly prime: number;
   /** `as` and `bs` are one list: never pair a process with itself. */
@@ -68,9 +57,10 @@ export interface BesideOptions {
  * `rounds` side-by-side runs of a process of `bs` beside one of `as` (see {@link pairing}); the
  * load generator that starts first alternates by round. Null when the lists cannot be paired.
  */
-export async function beside(
-  as: readonly Side[],
-  bs: readonly Side[],
+export async function beside<S>(
+  as: readonly S[],
+  bs: readonly S[],
+  measure: MeasureRun<S>,
   o: BesideOptions,
 ): Promise<Beside | null> {
   const diffs: number[] = [];
@@ -78,13 +68,11 @@ export async function beside(
   for (let r = 0; r < o.rounds; r++) {
     const pair = pairing(r, as.length, o.distinct);
     if (pair === null) return null;
-    const a = as[pair[0]] as Side;
-    const b = bs[pair[1]] as Side;
-    if (o.prime > 0) await together(a, b, o.connections, o.prime);
+    const a = as[pair[0]] as S;
+    const b = bs[pair[1]] as S;
+    if (o.prime > 0) await together(measure, a, b, o.prime);
     const m =
-      r % 2 === 0
-        ? await together(a, b, o.connections, o.seconds)
-        : swap(await together(b, a, o.connections, o.seconds));
+      r % 2 === 0 ? await together(measure, a, b, o.seconds) : swap(await together(measure, b, a, o.seconds));
     diffs.push(m.b - m.a);
     errors += m.errors;
     process.stderr.write(
