@@ -10,7 +10,7 @@ import { createLogger } from '../src/observability/log.js';
 
 /**
  * `npm run dashboard:picture`: the dashboard's queries, plotted from a real Prometheus (Debian
- * `prometheus`) that scrapes a leadgate under a minute of mixed traffic, into docs/dashboard.svg.
+ * `prometheus`) that scrapes a leadgate under a minute of mixed traffic, into docs/guides/dashboard.svg.
  * Everything on 127.0.0.1; it stops by itself after about 80 s.
  */
 const SECONDS = Number(process.env.PICTURE_SECONDS ?? 60);
@@ -97,7 +97,7 @@ keys:
       }
       plots.push({ title: panel.title, series });
     }
-    const out = here('../../docs/dashboard.svg');
+    const out = here('../../docs/guides/dashboard.svg');
     writeFileSync(out, svg(plots, end - start));
     process.stdout.write(`wrote ${out.pathname}\n`);
   } finally {

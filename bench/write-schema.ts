@@ -6,23 +6,23 @@ import { configJsonSchemaText } from '../src/config/json-schema.js';
 import { configReferenceMarkdown } from '../src/config/reference.js';
 
 /**
- * `npm run schema`: writes config/leadgate.schema.json, docs/config.md, docs/errors.md and
- * docs/cli.md from the loader's schema, and puts each merchant snippet file into docs/merchant.md
+ * `npm run schema`: writes config/leadgate.schema.json, docs/reference/config.md, docs/reference/errors.md and
+ * docs/reference/cli.md from the loader's schema, and puts each merchant snippet file into docs/guides/merchant.md
  * (under its `<!-- snippet: FILE -->` marker) as it is, and wraps the alert rules in a
  * PrometheusRule for the Kubernetes component.
  */
 for (const [file, text] of [
   ['../../config/leadgate.schema.json', configJsonSchemaText()],
-  ['../../docs/config.md', configReferenceMarkdown()],
-  ['../../docs/errors.md', errorsMarkdown()],
-  ['../../docs/cli.md', cliMarkdown()],
+  ['../../docs/reference/config.md', configReferenceMarkdown()],
+  ['../../docs/reference/errors.md', errorsMarkdown()],
+  ['../../docs/reference/cli.md', cliMarkdown()],
 ] as const) {
   const target = new URL(file, import.meta.url);
   writeFileSync(target, text);
   process.stdout.write(`wrote ${target.pathname}\n`);
 }
 
-const merchant = new URL('../../docs/merchant.md', import.meta.url);
+const merchant = new URL('../../docs/guides/merchant.md', import.meta.url);
 const page = readFileSync(merchant, 'utf8').replace(
   /(<!-- snippet: (\S+) -->\n```[a-z]*\n)[\s\S]*?```/g,
   (_all, head: string, file: string) =>

@@ -8,7 +8,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const files = fileGraph(join(root, 'src'));
 const parts = partGraph(files);
 
-/** The rows of the `## Layers` table in docs/architecture.md: each part named there → its layer. */
+/** The rows of the `## Layers` table in docs/explanation/architecture.md: each part named there → its layer. */
 function layerTable(markdown: string): Map<string, number> {
   const section = markdown.split(/^## /m).find((s) => s.startsWith('Layers')) ?? '';
   const layers = new Map<string, number>();
@@ -43,8 +43,8 @@ describe('the import graph of src/ (type imports included)', () => {
     expect(circles(parts)).toEqual([]);
   });
 
-  it('follows the layers of docs/architecture.md: every part is in one, and imports only lower ones', () => {
-    const layers = layerTable(readFileSync(join(root, 'docs/architecture.md'), 'utf8'));
+  it('follows the layers of docs/explanation/architecture.md: every part is in one, and imports only lower ones', () => {
+    const layers = layerTable(readFileSync(join(root, 'docs/explanation/architecture.md'), 'utf8'));
     expect([...layers.keys()].sort()).toEqual([...parts.keys()].sort());
     const upward: string[] = [];
     for (const [from, targets] of parts) {

@@ -4,9 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const pages = ['README.md', 'SECURITY.md', ...readdirSync(join(root, 'docs')).map((f) => `docs/${f}`)].filter(
-  (f) => f.endsWith('.md') && existsSync(join(root, f)),
-);
+const pages = [
+  'README.md',
+  'SECURITY.md',
+  ...readdirSync(join(root, 'docs'), { recursive: true, encoding: 'utf8' }).map((f) => `docs/${f}`),
+].filter((f) => f.endsWith('.md') && existsSync(join(root, f)));
 
 /** Markdown links `[text](target)` outside code blocks. */
 function links(markdown: string): string[] {
@@ -36,14 +38,14 @@ describe('documentation links', () => {
 
   it('docs/ has the pages the README promises', () => {
     for (const page of [
-      'api-rules',
-      'cli',
-      'config',
-      'headers',
-      'errors',
-      'operating',
-      'lead-resolver',
-      'architecture',
+      'reference/api-rules',
+      'reference/cli',
+      'reference/config',
+      'reference/headers',
+      'reference/errors',
+      'guides/operating',
+      'reference/lead-resolver',
+      'explanation/architecture',
     ])
       expect(existsSync(join(root, 'docs', `${page}.md`)), page).toBe(true);
   });

@@ -1,6 +1,6 @@
 import { CATALOGUE, type ErrorCode, GatewayError } from '../contract/errors.js';
 
-/** When each code is answered, and a detail it carries: docs/errors.md is generated from this. */
+/** When each code is answered, and a detail it carries: docs/reference/errors.md is generated from this. */
 export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; readonly detail: string }>> = {
   bad_request: {
     when: 'not valid HTTP/1.1 as an intermediary must read it (framing, Host, version, CONNECT); on the forward-auth listener also a client copy of an identity header, or a call naming two requests',
@@ -109,7 +109,7 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
   },
 };
 
-/** docs/errors.md: the catalogue with one example answer each. */
+/** docs/reference/errors.md: the catalogue with one example answer each. */
 export function errorsMarkdown(): string {
   const codes = Object.keys(CATALOGUE) as ErrorCode[];
   const table = codes.map((c) => `| ${CATALOGUE[c].status} | [\`${c}\`](#${c}) | ${ERROR_DOCS[c].when} |`);
@@ -135,7 +135,7 @@ Every answer leadgate gives instead of the upstream's is \`application/problem+j
 with \`type\`, \`title\`, \`status\`, \`code\`, \`detail\` and \`request_id\` (also sent as
 \`x-request-id\`, and in the log line). The detail is a fixed sentence: it never echoes a header,
 a key, a token or a digest. Clients should branch on \`code\`; a code, once shipped, keeps its
-meaning. Generated from [src/contract/errors.ts](../src/contract/errors.ts) by \`npm run schema\`; a test
+meaning. Generated from [src/contract/errors.ts](../../src/contract/errors.ts) by \`npm run schema\`; a test
 keeps it in step.
 
 | status | code | when |

@@ -37,8 +37,8 @@ config reloads on SIGHUP and on file changes, a graceful drain on SIGTERM.
 ${CONFIG}
 
 Environment: LEADGATE_LISTEN_PORT, LEADGATE_ADMIN_PORT, LEADGATE_FORWARD_AUTH_PORT and
-LEADGATE_UPSTREAM_URL override the config's values (docs/config.md); LEADGATE_WATCH=0 turns
-the file watch off.
+LEADGATE_UPSTREAM_URL override the config's values (docs/reference/config.md);
+LEADGATE_WATCH=0 turns the file watch off.
 `,
   },
   check: {

@@ -1,6 +1,6 @@
 import { COMMANDS, overview } from './commands.js';
 
-/** docs/cli.md: the same help text the binary prints, so the two cannot drift. */
+/** docs/reference/cli.md: the same help text the binary prints, so the two cannot drift. */
 export function cliMarkdown(): string {
   const sections = Object.entries(COMMANDS).map(([name, c]) => `## ${name}\n\n\`\`\`\n${c.usage}\`\`\`\n`);
   return `# Command line

@@ -9,7 +9,7 @@ import { configSchema } from './schema.js';
 export function configJsonSchema(): Record<string, unknown> {
   return {
     title: 'leadgate config',
-    description: 'leadgate gateway config (docs/config.md). Checked fully by `leadgate check`.',
+    description: 'leadgate gateway config (docs/reference/config.md). Checked fully by `leadgate check`.',
     ...toJSONSchema(configSchema, { io: 'input', unrepresentable: 'any', target: 'draft-7' }),
   };
 }

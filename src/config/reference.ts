@@ -141,7 +141,7 @@ function typeOf(node: SchemaNode): string {
   return node.type ?? 'any';
 }
 
-/** docs/config.md: `npm run schema` writes it with the JSON Schema; a test keeps it in step. */
+/** docs/reference/config.md: `npm run schema` writes it with the JSON Schema; a test keeps it in step. */
 export function configReferenceMarkdown(): string {
   const lines = configFields().map(
     (r) =>
@@ -150,10 +150,10 @@ export function configReferenceMarkdown(): string {
   return `# Config reference
 
 Generated from the schema \`leadgate check\` and the gateway validate with (\`npm run schema\`
-writes this file and [config/leadgate.schema.json](../config/leadgate.schema.json); a test keeps
+writes this file and [config/leadgate.schema.json](../../config/leadgate.schema.json); a test keeps
 both in step). A value may be written as \`\${VAR}\` to read it from the environment. Fields not
 required have the default shown, or are off when none is shown. Unknown fields are errors.
-[config/gateway.yaml](../config/gateway.yaml) is a working example.
+[config/gateway.yaml](../../config/gateway.yaml) is a working example.
 
 | field | type | required | default | meaning |
 |---|---|---|---|---|

@@ -6,7 +6,7 @@
  * a client told to reconnect may well land on this pod again); over the second half each answer
  * carries `Connection: close` with a chance that rises from 0 to 1, so the clients' reconnects
  * spread over that time instead of arriving at once; once the delay is over every answer does,
- * and the idle connections are closed with the listener. docs/operating.md has the measurements.
+ * and the idle connections are closed with the listener. docs/guides/operating.md has the measurements.
  */
 export interface Lifecycle {
   /** SIGTERM seen: /readyz is 503. */

@@ -37,7 +37,7 @@ export const leadsFileSchema = z.strictObject({
   ),
 });
 
-/** What each `leads:` field means, for `leadgate docs` and docs/config.md. */
+/** What each `leads:` field means, for `leadgate docs` and docs/reference/config.md. */
 export const leadsMeanings: Readonly<Record<string, string>> = {
   'leads.file':
     'YAML file of lead records (`_id`, `customer_id`, …) the lookup answers from. Without a `leads:` section, `leads.yaml` beside the config when there is one (`leadgate check` says which), else no leads',

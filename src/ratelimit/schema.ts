@@ -56,7 +56,7 @@ export const rateLimitsSchema = z
   })
   .default({ on_store_error: 'local', policies: [] });
 
-/** What each `rate_limits:` field means, for `leadgate docs` and docs/config.md. */
+/** What each `rate_limits:` field means, for `leadgate docs` and docs/reference/config.md. */
 export const rateLimitsMeanings: Readonly<Record<string, string>> = {
   'rate_limits.on_store_error':
     '`local` (a per-process bucket until the store answers again), `allow` or `deny` (503 `store_unavailable`)',

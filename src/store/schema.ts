@@ -51,7 +51,7 @@ export const storeSchema = z
   })
   .default({});
 
-/** What each `state:` field means, for `leadgate docs` and docs/config.md. */
+/** What each `state:` field means, for `leadgate docs` and docs/reference/config.md. */
 export const storeMeanings: Readonly<Record<string, string>> = {
   'state.redis.url':
     'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory. Either `url` or `sentinel`',

@@ -9,7 +9,7 @@ export const tracingSchema = z
   })
   .default({});
 
-/** What each `tracing:` field means, for `leadgate docs` and docs/config.md. */
+/** What each `tracing:` field means, for `leadgate docs` and docs/reference/config.md. */
 export const tracingMeanings: Readonly<Record<string, string>> = {
   'tracing.otlp_endpoint':
     'OTLP/HTTP traces URL (`http://collector:4318/v1/traces`); tracing is off unless this or `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT` is set; the config wins',

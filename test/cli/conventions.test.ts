@@ -100,8 +100,8 @@ describe('command-line conventions', () => {
     expect(noConfig.stderr).toMatch(/--ttl 3601 is longer than lead_token\.ttl_s \(3600, /);
   });
 
-  it('docs/cli.md carries the help text the binary prints', () => {
-    const doc = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+  it('docs/reference/cli.md carries the help text the binary prints', () => {
+    const doc = readFileSync(new URL('../../docs/reference/cli.md', import.meta.url), 'utf8');
     expect(doc).toBe(cliMarkdown());
     for (const c of COMMANDS) expect(doc).toContain(runCli(['help', c]).stdout);
   });

@@ -24,8 +24,8 @@ describe('the config JSON Schema', () => {
     expect(example.split('\n')[0]).toBe('# yaml-language-server: $schema=./leadgate.schema.json');
   });
 
-  it('docs/config.md is the reference generated from it, and every field has a meaning', () => {
-    expect(readFileSync(new URL('../../docs/config.md', import.meta.url), 'utf8')).toBe(
+  it('docs/reference/config.md is the reference generated from it, and every field has a meaning', () => {
+    expect(readFileSync(new URL('../../docs/reference/config.md', import.meta.url), 'utf8')).toBe(
       configReferenceMarkdown(),
     );
     const missing = configFields().filter((f) => f.meaning === '');

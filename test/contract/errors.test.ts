@@ -49,8 +49,8 @@ describe('error catalogue', () => {
     for (const [code, status] of documented) expect(CATALOGUE[code as ErrorCode].status, code).toBe(status);
   });
 
-  it('docs/errors.md is generated from the catalogue, one example per code', () => {
-    const doc = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+  it('docs/reference/errors.md is generated from the catalogue, one example per code', () => {
+    const doc = readFileSync(new URL('../../docs/reference/errors.md', import.meta.url), 'utf8');
     expect(doc).toBe(errorsMarkdown());
     for (const code of Object.keys(CATALOGUE)) expect(doc).toContain(`### ${code}\n`);
   });

@@ -35,13 +35,13 @@ const concrete = (expr: string) => expr.replaceAll('$__rate_interval', '30s').re
 
 describe('alert rules and dashboard (files)', () => {
   it('gives every alert a severity, a summary, a description and a runbook link that exists in docs/', () => {
-    const runbooks = readFileSync(new URL('../../docs/monitoring.md', import.meta.url), 'utf8');
+    const runbooks = readFileSync(new URL('../../docs/guides/monitoring.md', import.meta.url), 'utf8');
     expect(rules.length).toBeGreaterThanOrEqual(10);
     for (const r of rules) {
       expect(['critical', 'warning']).toContain(r.labels.severity);
       expect(r.annotations.summary, r.alert).toBeTruthy();
       expect(r.annotations.description?.length ?? 0, r.alert).toBeGreaterThan(60);
-      expect(r.annotations.runbook_url).toBe(`docs/monitoring.md#${r.alert.toLowerCase()}`);
+      expect(r.annotations.runbook_url).toBe(`docs/guides/monitoring.md#${r.alert.toLowerCase()}`);
       expect(runbooks, r.alert).toContain(`### ${r.alert}`);
     }
   });

@@ -14,7 +14,7 @@ const PAGES = [
   'README.md',
   'SECURITY.md',
   'packages/client/README.md',
-  ...readdirSync(join(ROOT, 'docs'))
+  ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
 ];

@@ -136,9 +136,9 @@ describe.each(LANGUAGES)('merchant snippet: $name', (lang) => {
   });
 });
 
-describe('docs/merchant.md', () => {
+describe('docs/guides/merchant.md', () => {
   it('shows each snippet file as it is, byte for byte', () => {
-    const page = readFileSync(join(DOCS, 'merchant.md'), 'utf8');
+    const page = readFileSync(join(DOCS, 'guides/merchant.md'), 'utf8');
     for (const lang of LANGUAGES) {
       const marker = `<!-- snippet: ${lang.file} -->`;
       const at = page.indexOf(marker);
@@ -149,17 +149,17 @@ describe('docs/merchant.md', () => {
   });
 });
 
-const PAGE = 'docs/merchant.md';
+const PAGE = 'docs/guides/merchant.md';
 
 /** The page's expected output: the block after "Each prints:". */
 function expectedOutput(): string[] {
-  const page = readFileSync(join(DOCS, 'merchant.md'), 'utf8');
+  const page = readFileSync(join(DOCS, 'guides/merchant.md'), 'utf8');
   const block = /Each prints:\n\n```\n([\s\S]*?)```/.exec(page)?.[1];
   if (block === undefined) throw new Error('no expected output on the page');
   return block.trim().split('\n');
 }
 
-describe('docs/merchant.md, as a merchant runs it against npm start', () => {
+describe('docs/guides/merchant.md, as a merchant runs it against npm start', () => {
   const all = LANGUAGES.every((l) => l.available);
   const here = requires(
     'every merchant runtime',
