@@ -43,8 +43,8 @@ describe('the container as shipped', () => {
     for (const name of Object.keys(ENV)) expect(r.stderr).toContain(name);
   });
 
-  it('the README shows a copy-paste docker run, with the environment and with a mounted config', () => {
-    const readme = read('README.md');
+  it('docs/getting-started.md shows a copy-paste docker run, with the environment and with a mounted config', () => {
+    const readme = read('docs/getting-started.md');
     expect(readme).toMatch(/docker run [^\n]*-p 8080:8080/);
     for (const name of Object.keys(ENV)) expect(readme).toContain(name);
     expect(readme).toMatch(/-v [^\n]*:\/etc\/leadgate/);
