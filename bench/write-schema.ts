@@ -2,12 +2,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parse, stringify } from 'yaml';
 import { errorsMarkdown } from '../src/auth/error-docs.js';
 import { cliMarkdown } from '../src/cli/docs.js';
+import { metricsMarkdown } from '../src/cli/metrics-docs.js';
 import { configJsonSchemaText } from '../src/config/json-schema.js';
 import { configReferenceMarkdown } from '../src/config/reference.js';
 
 /**
  * `npm run schema`: writes config/leadgate.schema.json, docs/reference/config.md, docs/reference/errors.md and
- * docs/reference/cli.md from the loader's schema, and puts each merchant snippet file into docs/guides/merchant.md
+ * docs/reference/cli.md from the loader's schema, docs/reference/metrics.md from the metrics registries, and puts each merchant snippet file into docs/guides/merchant.md
  * (under its `<!-- snippet: FILE -->` marker) as it is, and wraps the alert rules in a
  * PrometheusRule for the Kubernetes component.
  */
@@ -16,6 +17,7 @@ for (const [file, text] of [
   ['../../docs/reference/config.md', configReferenceMarkdown()],
   ['../../docs/reference/errors.md', errorsMarkdown()],
   ['../../docs/reference/cli.md', cliMarkdown()],
+  ['../../docs/reference/metrics.md', await metricsMarkdown()],
 ] as const) {
   const target = new URL(file, import.meta.url);
   writeFileSync(target, text);

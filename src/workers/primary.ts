@@ -162,7 +162,8 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   };
 }
 
-function poolMetrics(count: number, readyWorkers: () => number) {
+/** The pool's own metrics, served beside the workers' sums (exported for docs/reference/metrics.md). */
+export function poolMetrics(count: number, readyWorkers: () => number) {
   const registry = new Registry();
   const configured = new Gauge({
     name: 'leadgate_workers',

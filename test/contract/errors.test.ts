@@ -41,14 +41,6 @@ describe('error catalogue', () => {
     }
   });
 
-  it('is documented in the README, code for code', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const section = readme.slice(readme.indexOf('## Errors'));
-    const documented = codesByStatus(section.slice(0, section.indexOf('\n## ', 5)));
-    expect(new Set(documented.keys())).toEqual(new Set(Object.keys(CATALOGUE)));
-    for (const [code, status] of documented) expect(CATALOGUE[code as ErrorCode].status, code).toBe(status);
-  });
-
   it('docs/reference/errors.md is generated from the catalogue, one example per code', () => {
     const doc = readFileSync(new URL('../../docs/reference/errors.md', import.meta.url), 'utf8');
     expect(doc).toBe(errorsMarkdown());

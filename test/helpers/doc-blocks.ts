@@ -41,3 +41,8 @@ export function isShell(block: DocBlock): boolean {
 export function blocksRunBy(page: string, testFile: string): DocBlock[] {
   return blocksOf(page).filter((b) => isShell(b) && b.marker === `run: ${testFile}`);
 }
+
+/** The config blocks (`yaml`) of `page` marked `<!-- run: <testFile> -->`. */
+export function configBlocksRunBy(page: string, testFile: string): DocBlock[] {
+  return blocksOf(page).filter((b) => ['yaml', 'yml'].includes(b.info) && b.marker === `run: ${testFile}`);
+}
