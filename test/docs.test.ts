@@ -108,3 +108,26 @@ describe('the docs map', () => {
     }
   });
 });
+
+describe('CHANGELOG.md', () => {
+  const changelog = readPage('CHANGELOG.md');
+  const releases = [...changelog.matchAll(/^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$/gm)].map((m) => ({
+    version: m[1] ?? '',
+    date: m[2],
+  }));
+
+  it('opens with Unreleased, then the releases newest first, each dated', () => {
+    expect(releases[0]?.version).toBe('Unreleased');
+    const dated = releases.slice(1);
+    expect(dated.length).toBeGreaterThan(0);
+    for (const r of dated) expect(r.version, r.version).toMatch(/^\d+\.\d+\.\d+$/);
+    for (const r of dated) expect(r.date, r.version).toBeDefined();
+    const dates = dated.map((r) => r.date ?? '');
+    expect([...dates].sort().reverse()).toEqual(dates);
+  });
+
+  it("names package.json's version as its newest release (leadgate --version prints it)", () => {
+    const pkg = JSON.parse(readPage('package.json')) as { version: string };
+    expect(releases[1]?.version).toBe(pkg.version);
+  });
+});
