@@ -11,8 +11,8 @@ import { join } from 'node:path';
 export interface TestPki {
   readonly dir: string;
   readonly caCert: string;
-  /** A new server pair signed by the CA; `days` < 0 makes one already expired. */
-  server(name: string, days?: number): { cert: string; key: string };
+  /** A new server pair signed by the CA; `days` < 0 makes one already expired; `dns`: more names. */
+  server(name: string, days?: number, dns?: readonly string[]): { cert: string; key: string };
   /** A client pair signed by this CA (or by a CA of its own with `foreign`). */
   client(name: string, foreign?: boolean): { cert: string; key: string };
 }
@@ -48,7 +48,14 @@ export function makePki(): TestPki {
     'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n',
   );
   writeFileSync(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-  const issue = (name: string, ext: string, ca: string, days: number) => {
+  const issue = (name: string, ext: string, ca: string, days: number, dns: readonly string[] = []) => {
+    if (dns.length > 0) {
+      ext = `${name}.ext`;
+      writeFileSync(
+        join(dir, ext),
+        `subjectAltName=IP:127.0.0.1,DNS:localhost,${dns.map((d) => `DNS:${d}`).join(',')}\nextendedKeyUsage=serverAuth\n`,
+      );
+    }
     openssl(
       ['req', '-new', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`],
       dir,
@@ -78,7 +85,7 @@ export function makePki(): TestPki {
   return {
     dir,
     caCert: join(dir, 'ca.crt'),
-    server: (name, days = 30) => issue(name, 'server.ext', 'ca', days),
+    server: (name, days = 30, dns = []) => issue(name, 'server.ext', 'ca', days, dns),
     client: (name, foreign = false) => issue(name, 'client.ext', foreign ? 'other-ca' : 'ca', 30),
   };
 }
