@@ -59,9 +59,11 @@ function foldPseudoHeaders(req: http.IncomingMessage): void {
   const headers = req.headers;
   const authority = headers[':authority'];
   // Node's compat request reads these from the pseudo-header fields: keep them as plain values
+  // (and `headers`, which a forwarding engine may replace)
   Object.defineProperties(req, {
     method: { value: req.method, writable: true, configurable: true },
     url: { value: req.url, writable: true, configurable: true },
+    headers: { value: headers, writable: true, configurable: true },
   });
   for (const name of Object.keys(headers)) if (name.startsWith(':')) delete headers[name];
   const raw = req.rawHeaders;

@@ -82,6 +82,34 @@ describe('HTTP/2 over TLS (CONTRACT §11)', () => {
     expect(badPath).toMatch(/^HTTP\/2 400/);
   });
 
+  it('forwards h2 requests with the http-proxy engine too', async () => {
+    const pair = pki.server('h2-http-proxy');
+    const other = await startTestGateway(
+      writeConfig({
+        upstream: upstream.url,
+        engine: 'http-proxy',
+        listenFields: `tls: { cert_file: ${pair.cert}, key_file: ${pair.key} }`,
+      }),
+    );
+    try {
+      const url = `https://localhost:${other.apiPort}/api/v2/merchant/orders?engine=http-proxy`;
+      const common = ['--cacert', pki.caCert, '--resolve', `localhost:${other.apiPort}:127.0.0.1`];
+      const writer = ['-H', `x-apikey: ${KEYS.write.key}`, '-H', 'x-source: web'];
+      const out = await curl(['--http2', ...common, ...writer, '--data', 'hello', url]);
+      expect(
+        out,
+        other.logs.lines.filter((l) => l.includes('"error"') || l.includes('"err"')).join('\n'),
+      ).toMatch(/^HTTP\/2 200/);
+      expect(out).toContain('hello');
+      const received = upstream.received.at(-1);
+      expect(received?.url).toBe('/api/v2/merchant/orders?engine=http-proxy');
+      expect(received?.body.toString()).toBe('hello');
+      expect(received?.headers['x-forwarded-proto']).toBe('https');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('keeps the §10 header rules on h2: every spelling of an identity or credential header is removed', async () => {
     const conn = await connectH2(gw.apiPort, ca);
     conn.send(

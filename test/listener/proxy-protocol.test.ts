@@ -98,6 +98,24 @@ describe('PROXY protocol on the API listener (CONTRACT §11)', () => {
     }
   });
 
+  it('makes the PROXY source the address `by: client_ip` limits count', async () => {
+    const gw = await startTestGateway(
+      writeConfig({
+        upstream: upstream.url,
+        listenFields: 'proxy_protocol: { from: [127.0.0.1] }',
+        extra: 'rate_limits: { policies: [{ name: per-ip, by: client_ip, limit: 1, window_s: 60 }] }',
+      }),
+    );
+    try {
+      const get = (src: string) => raw(gw.apiPort, [V1(src), fencedGet(KEYS.server.key)]);
+      expect(status((await get('198.51.100.1')).text)).toBe(200);
+      expect(status((await get('198.51.100.1')).text)).toBe(429);
+      expect(status((await get('198.51.100.2')).text)).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('closes a connection that starts with a PROXY header from a peer not in `from`, and serves one without', async () => {
     const gw = await startTestGateway(
       writeConfig({ upstream: upstream.url, listenFields: 'proxy_protocol: { from: [10.0.0.0/8] }' }),
