@@ -267,3 +267,53 @@ describe('stream floods are bounded (CVE-2023-44487, CVE-2024-27316)', () => {
     );
   });
 });
+
+describe('drain with h2 connections open (CONTRACT §7 on §11 listeners)', () => {
+  it('finishes an in-flight h2 request, sends GOAWAY, and resolves', async () => {
+    const pair = pki.server('h2-drain');
+    const slow = await startRecordingUpstream();
+    slow.behave((_req, res) => setTimeout(() => res.end('late'), 300));
+    const other = await startTestGateway(
+      writeConfig({
+        upstream: slow.url,
+        listenFields: `tls: { cert_file: ${pair.cert}, key_file: ${pair.key} }`,
+      }),
+    );
+    const http2 = await import('node:http2');
+    const session = http2.connect(`https://localhost:${other.apiPort}`, { ca, host: '127.0.0.1' } as never);
+    try {
+      let goaway = false;
+      session.on('goaway', () => {
+        goaway = true;
+      });
+      session.on('error', () => {});
+      const stream = session.request({
+        ':path': '/api/v2/merchant/orders',
+        'x-apikey': KEYS.server.key,
+        'x-source': 'web',
+      });
+      const answered = new Promise<{ status: number; body: string }>((resolve) => {
+        let status = 0;
+        let body = '';
+        stream.on('response', (h) => {
+          status = Number(h[':status']);
+        });
+        stream.on('data', (c: Buffer) => {
+          body += c.toString();
+        });
+        stream.on('end', () => resolve({ status, body }));
+        stream.on('error', () => resolve({ status: -1, body }));
+      });
+      stream.end();
+      while (slow.arrived.length === 0) await new Promise((r) => setTimeout(r, 20));
+      const drained = other.drain();
+      expect(await answered).toEqual({ status: 200, body: 'late' });
+      await drained;
+      expect(goaway).toBe(true);
+    } finally {
+      session.destroy();
+      await other.close();
+      await slow.close();
+    }
+  });
+});

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import net, { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePki, type TestPki } from '../helpers/certs.js';
 import { ask } from '../helpers/client.js';
@@ -93,6 +94,56 @@ describe('PROXY protocol on the API listener (CONTRACT §11)', () => {
       expect(metrics).toContain('leadgate_proxy_protocol_total{listener="api",result="malformed"} 2');
       expect(metrics).toContain('leadgate_proxy_protocol_total{listener="api",result="timeout"} 1');
       expect(metrics).toContain('leadgate_proxy_protocol_total{listener="api",result="refused"} 0');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('survives hostile bytes in and around the header (fuzzed over real sockets): answers or closes, never dies', async () => {
+    const gw = await startTestGateway(
+      writeConfig({
+        upstream: upstream.url,
+        listenFields: 'proxy_protocol: { from: [127.0.0.1], header_timeout_ms: 300 }',
+      }),
+    );
+    try {
+      const valid = [Buffer.from(V1('198.51.100.4')), v2(1, [198, 51, 100, 4]), v2(0, [198, 51, 100, 4])];
+      const cases = fc.record({
+        base: fc.constantFrom(...valid),
+        flips: fc.array(fc.record({ at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }), {
+          maxLength: 3,
+        }),
+        cut: fc.option(fc.nat(), { nil: undefined }),
+        junk: fc.uint8Array({ maxLength: 40 }),
+      });
+      await fc.assert(
+        fc.asyncProperty(cases, async ({ base, flips, cut, junk }) => {
+          const header = Buffer.from(base);
+          for (const f of flips) header[f.at % header.length] = f.byte;
+          const sent = cut === undefined ? header : header.subarray(0, cut % header.length);
+          const before = upstream.received.length;
+          const r = await raw(
+            gw.apiPort,
+            [Buffer.concat([sent, Buffer.from(junk)]), fencedGet(KEYS.server.key)],
+            {
+              waitMs: 4000,
+            },
+          );
+          // closed (refused, or answered and closed), or still open and silent: a header that
+          // swallowed part of the request leaves an HTTP connection waiting for the rest
+          expect(r.text === '' || /^HTTP\/1\.1 \d{3} /.test(r.text), JSON.stringify(r)).toBe(true);
+          if (!r.closed) expect(r.text).toBe('');
+          if (upstream.received.length > before) {
+            const xff = String(upstream.received.at(-1)?.headers['x-forwarded-for']);
+            expect(isIP(xff)).toBeGreaterThan(0);
+          }
+        }),
+        { numRuns: 150, seed: 20261128 },
+      );
+      // still serving
+      expect(status((await raw(gw.apiPort, [V1('198.51.100.4'), fencedGet(KEYS.server.key)])).text)).toBe(
+        200,
+      );
     } finally {
       await gw.close();
     }
