@@ -149,6 +149,40 @@ describe('PROXY protocol on the API listener (CONTRACT §11)', () => {
     }
   });
 
+  it('on the forward-auth listener too, with TLS after the header: origin_ips by the PROXY source', async () => {
+    const pair = pki.server('pp-fa');
+    const block = `{ host: 127.0.0.1, port: 0, proxy_protocol: { from: [127.0.0.1] }, tls: { cert_file: ${pair.cert}, key_file: ${pair.key} } }`;
+    const gw = await startTestGateway(
+      writeConfig({ upstream: upstream.url, extra: `forward_auth: { listen: ${block} }` }),
+    );
+    try {
+      const ca = readFileSync(pki.caCert, 'utf8');
+      const authorize = async (header: Buffer | null) => {
+        const socket = net.connect(gw.forwardAuthPort ?? 0, '127.0.0.1');
+        await new Promise((r) => socket.once('connect', r));
+        if (header !== null) socket.write(header);
+        const secure = tls.connect({ socket, ca, servername: 'localhost' });
+        await new Promise((r) => secure.once('secureConnect', r));
+        secure.write(
+          `GET /auth HTTP/1.1\r\nHost: x\r\nx-original-method: GET\r\nx-original-uri: /api/v2/merchant/orders\r\nx-apikey: ${KEYS.fenced.key}\r\nx-source: web\r\nConnection: close\r\n\r\n`,
+        );
+        let text = '';
+        secure.on('data', (c: Buffer) => (text += c.toString('latin1')));
+        await new Promise((r) => secure.once('close', r));
+        return status(text);
+      };
+      expect(await authorize(v2(1, [10, 9, 9, 9]))).toBe(200);
+      expect(await authorize(null)).toBe(403);
+      const metrics = (await ask(gw.adminPort, { path: '/metrics' })).text;
+      expect(metrics).toContain('leadgate_proxy_protocol_total{listener="forward_auth",result="ok"} 1');
+      expect(metrics).toMatch(
+        /leadgate_connections_total\{listener="forward_auth",protocol="h2",tls="true"\} 0/,
+      );
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('makes the PROXY source the address `by: client_ip` limits count', async () => {
     const gw = await startTestGateway(
       writeConfig({
