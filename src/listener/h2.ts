@@ -17,9 +17,15 @@ export function h2Limits(h1: H1Options): http2.SecureServerOptions {
     maxSessionRejectedStreams: 100,
     maxOutstandingPings: 10,
     maxSettings: 32,
-    // an h2 connection idle this long is closed, as an HTTP/1.1 keep-alive would be
-    ...({ timeout: Math.max(h1.keepAliveTimeout, h1.requestTimeout) } as object),
   };
+}
+
+/**
+ * An h2 connection with no frame for `keepAliveTimeout` gets GOAWAY, as an idle HTTP/1.1
+ * keep-alive connection is closed; streams still open finish first.
+ */
+export function closeWhenIdle(session: http2.ServerHttp2Session, h1: H1Options): void {
+  session.setTimeout(h1.keepAliveTimeout, () => session.close());
 }
 
 const MAX_STREAMS = 100;

@@ -5,7 +5,7 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { acceptProxied, assignPeer, handedPeer } from './accept.js';
-import { h2Edge, h2Limits } from './h2.js';
+import { closeWhenIdle, h2Edge, h2Limits } from './h2.js';
 import type { ListenerSettings } from './settings.js';
 import { type CertificateWatch, watchCertificate } from './tls-reload.js';
 import type { HttpServer, ListenerDeps } from './types.js';
@@ -58,6 +58,7 @@ export async function openListener(settings: ListenerSettings, deps: ListenerDep
     server.on('session', (session: http2.ServerHttp2Session) => {
       sessions.add(session);
       session.once('close', () => sessions.delete(session));
+      closeWhenIdle(session, deps.h1);
     });
   }
   const proxy = settings.proxyProtocol;
@@ -85,7 +86,8 @@ export async function openListener(settings: ListenerSettings, deps: ListenerDep
   const stopAccepting = () => {
     if (front.listening) {
       front.close();
-      if (front !== server && server.listening) server.close();
+      // the server behind a PROXY front never listened: close() still stops its timers
+      if (front !== server) server.close(() => {});
     }
     return closed;
   };

@@ -268,6 +268,28 @@ describe('stream floods are bounded (CVE-2023-44487, CVE-2024-27316)', () => {
   });
 });
 
+describe('idle h2 connections', () => {
+  it('are sent GOAWAY after limits.keepalive_timeout_ms without a frame', async () => {
+    const pair = pki.server('h2-idle');
+    const other = await startTestGateway(
+      writeConfig({
+        upstream: upstream.url,
+        listenFields: `tls: { cert_file: ${pair.cert}, key_file: ${pair.key} }`,
+        extra: 'limits: { keepalive_timeout_ms: 300 }',
+      }),
+    );
+    try {
+      const conn = await connectH2(other.apiPort, ca);
+      const goaway = await conn.until((f) => f.type === TYPE.GOAWAY, 5000);
+      expect(goaway).not.toBeNull();
+      expect(goaway?.payload.readUInt32BE(4)).toBe(0); // NO_ERROR
+      conn.socket.destroy();
+    } finally {
+      await other.close();
+    }
+  });
+});
+
 describe('drain with h2 connections open (CONTRACT §7 on §11 listeners)', () => {
   it('finishes an in-flight h2 request, sends GOAWAY, and resolves', async () => {
     const pair = pki.server('h2-drain');
