@@ -8,6 +8,7 @@ import { makePki, sClient, secretVolume, servedSerial, type TestPki } from '../h
 import { ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
+import { runCli } from '../helpers/process.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 const GET = (path: string, headers = '') =>
@@ -204,6 +205,25 @@ describe('certificate files at start and at reload', () => {
         }),
       ).warnings.filter((w) => w.field === 'listen.tls.cert_file');
     expect(at(soon)).toHaveLength(1);
+    // `leadgate check` (the built binary) says it with the file and line; a missing key fails it
+    const soonFile = writeConfig({
+      upstream: upstream.url,
+      listenFields: `tls: { cert_file: ${soon.cert}, key_file: ${soon.key} }`,
+    });
+    const check = runCli(['check', '--config', soonFile]);
+    expect(check.code).toBe(0);
+    expect(check.stderr).toMatch(
+      /warning: .*gateway\.yaml:1: listen\.tls\.cert_file: .*tls-soon\.crt: the certificate expires in/,
+    );
+    const broken = writeConfig({
+      upstream: upstream.url,
+      listenFields: `tls: { cert_file: ${soon.cert}, key_file: /nonexistent.key }`,
+    });
+    const refused = runCli(['check', '--config', broken]);
+    expect(refused.code).not.toBe(0);
+    expect(`${refused.stdout}${refused.stderr}`).toMatch(
+      /gateway\.yaml:1: listen\.tls\.key_file: \/nonexistent\.key: cannot read: ENOENT/,
+    );
     expect(at(soon)[0]?.message).toMatch(/tls-soon\.crt: the certificate expires in (9|10) day\(s\)/);
     expect(at(later)).toHaveLength(0);
   });
