@@ -270,14 +270,17 @@ describe('certificate files at start and at reload', () => {
       let stop = false;
       let ok = 0;
       let failed = 0;
-      const load = (async () => {
-        while (!stop) {
-          await tlsAsk(gw.apiPort, ca, KEY_HEADERS).then(
-            (r) => (r.status === 200 ? ok++ : failed++),
-            () => failed++,
-          );
-        }
-      })();
+      // four clients, each a new TLS connection per request, for the whole rotation
+      const load = Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (!stop) {
+            await tlsAsk(gw.apiPort, ca, KEY_HEADERS).then(
+              (r) => (r.status === 200 ? ok++ : failed++),
+              () => failed++,
+            );
+          }
+        }),
+      );
       volume.swap({ 'tls.crt': pem(second.cert), 'tls.key': pem(second.key) });
       const deadline = Date.now() + 10_000;
       while ((await servedSerial(gw.apiPort, ca)) !== serial(second.cert) && Date.now() < deadline) {
@@ -292,6 +295,7 @@ describe('certificate files at start and at reload', () => {
       }
       stop = true;
       await load;
+      process.stdout.write(`certificate rotation under load: ${ok} requests served, ${failed} failed\n`);
       expect(failed).toBe(0);
       expect(ok).toBeGreaterThan(0);
       expect(await servedSerial(gw.apiPort, ca)).toBe(serial(second.cert));
