@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { formatProblem, loadConfig } from './config/load.js';
 import { createConfigReloader, type ReloadReport, type ReloadResult } from './config/reload.js';
 import type { Config } from './config/types.js';
@@ -12,7 +12,15 @@ import { createForwardAuthHandler } from './http/forward-auth.js';
 import { createUndiciForwarder } from './http/forward-undici.js';
 import { createRequestHandler, type HandlerDeps } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
-import { closeServer, listen } from './net/listen.js';
+import {
+  createListenerMetrics,
+  type H1Options,
+  type HttpServer,
+  type Listener,
+  type ListenerDeps,
+  type ListenerSettings,
+  openListener,
+} from './listener/index.js';
 import { createLogger, type Logger, sinkOf } from './observability/log.js';
 import { createMetrics, type Metrics, zeroRateLimited } from './observability/metrics.js';
 import { createRequestLog } from './observability/request-log.js';
@@ -185,7 +193,7 @@ function startReloading(
     loaded.mark(next);
     if (restartNeeded(previous.config, next)) {
       logger.warn(
-        'listen/admin/forward_auth addresses, upstream.engine, tracing, state or workers changed: they take effect at the next restart',
+        'listen/admin/forward_auth addresses or their tls/proxy_protocol blocks, upstream.engine, tracing, state or workers changed: they take effect at the next restart',
       );
     }
   };
@@ -248,8 +256,8 @@ function createLoadMarker(metrics: Metrics, agent: http.Agent, logger: Logger) {
 }
 
 interface Listeners {
-  readonly api: http.Server;
-  readonly forwardAuth: http.Server | null;
+  readonly api: Listener;
+  readonly forwardAuth: Listener | null;
   readonly ports: Pick<Gateway, 'apiPort' | 'adminPort' | 'forwardAuthPort'>;
   close(): Promise<void>;
 }
@@ -260,40 +268,69 @@ async function openListeners(
   deps: HandlerDeps,
   readiness: Readiness | null,
 ): Promise<Listeners> {
-  const api = createApiServer(config.limits, deps.guard, createRequestHandler(deps));
-  const faGuard = newGuard(config, deps.metrics);
-  const forwardAuth =
-    config.forwardAuth === null
-      ? null
-      : createApiServer(config.limits, faGuard, createForwardAuthHandler({ ...deps, guard: faGuard }));
-  const admin =
-    readiness === null ? null : http.createServer(createAdminHandler(deps.metrics.registry, readiness));
-  const all = [api, admin, forwardAuth].filter((server) => server !== null);
+  const metrics = createListenerMetrics(deps.metrics.registry, [
+    { name: 'api', tls: config.listen.tls !== null, proxyProtocol: config.listen.proxyProtocol !== null },
+    ...(config.forwardAuth === null
+      ? []
+      : [
+          {
+            name: 'forward_auth' as const,
+            tls: config.forwardAuth.listen.tls !== null,
+            proxyProtocol: config.forwardAuth.listen.proxyProtocol !== null,
+          },
+        ]),
+    ...(readiness === null
+      ? []
+      : [{ name: 'admin' as const, tls: config.admin.tls !== null, proxyProtocol: false }]),
+  ]);
+  const common = {
+    metrics,
+    h1: h1Options(config.limits),
+    watch: (files: readonly string[], onChange: () => void) => createConfigWatcher(files, onChange),
+    log: (level: 'info' | 'error', fields: Record<string, unknown>, message: string) =>
+      deps.logger[level](fields, message),
+  };
+  const opened: Listener[] = [];
+  const open = async (settings: ListenerSettings, rest: Omit<ListenerDeps, keyof typeof common>) => {
+    const listener = await openListener(settings, { ...common, ...rest });
+    opened.push(listener);
+    return listener;
+  };
   try {
-    await listen(api, config.listen.host, config.listen.port);
-    if (admin !== null) await listen(admin, config.admin.host, config.admin.port);
-    if (forwardAuth !== null && config.forwardAuth !== null) {
-      await listen(forwardAuth, config.forwardAuth.listen.host, config.forwardAuth.listen.port);
+    const api = await open(config.listen, {
+      name: 'api',
+      handler: createRequestHandler(deps),
+      configure: apiEvents(config.limits, deps.guard),
+    });
+    const admin =
+      readiness === null
+        ? null
+        : await open(config.admin, {
+            name: 'admin',
+            handler: createAdminHandler(deps.metrics.registry, readiness),
+          });
+    let forwardAuth: Listener | null = null;
+    if (config.forwardAuth !== null) {
+      const faGuard = newGuard(config, deps.metrics);
+      forwardAuth = await open(config.forwardAuth.listen, {
+        name: 'forward_auth',
+        handler: createForwardAuthHandler({ ...deps, guard: faGuard }),
+        configure: apiEvents(config.limits, faGuard),
+      });
     }
+    return {
+      api,
+      forwardAuth,
+      ports: { apiPort: api.port, adminPort: admin?.port ?? 0, forwardAuthPort: forwardAuth?.port ?? null },
+      async close() {
+        await Promise.all(opened.map((l) => l.close()));
+      },
+    };
   } catch (err) {
-    // One listener that cannot bind: none serves (the start fails as a whole). close() also on
-    // the one that failed: it stops the connection-check timer Node started for it.
-    await Promise.all(all.map((server) => new Promise((resolve) => server.close(resolve))));
+    // One listener that cannot bind: none serves (the start fails as a whole).
+    await Promise.all(opened.map((l) => l.close()));
     throw err;
   }
-  return {
-    api,
-    forwardAuth,
-    ports: {
-      apiPort: (api.address() as AddressInfo).port,
-      adminPort: admin === null ? 0 : (admin.address() as AddressInfo).port,
-      forwardAuthPort: forwardAuth === null ? null : (forwardAuth.address() as AddressInfo).port,
-    },
-    async close() {
-      for (const server of all) server.closeAllConnections();
-      await Promise.all(all.map(closeServer));
-    },
-  };
 }
 
 /** SIGTERM (CONTRACT §7): not ready at once, serve `delay_s`, stop accepting, finish in-flight, close. */
@@ -315,12 +352,12 @@ async function drainGateway(
   );
   await sleep(shutdown.delayS * 1000);
   lifecycle.stopped = true;
-  const open = [listeners.api, listeners.forwardAuth].filter((server) => server !== null);
-  for (const server of open) void closeServer(server);
+  const open = [listeners.api, listeners.forwardAuth].filter((l) => l !== null);
+  for (const listener of open) void listener.stopAccepting();
   logger.info({ inflight: inflight.count }, 'listener closed; finishing in-flight requests');
   // A connection is closed as soon as it is idle: its last answer has gone out.
   const finished = await waitUntil(() => {
-    for (const server of open) server.closeIdleConnections();
+    for (const listener of open) listener.closeIdle();
     return inflight.count === 0;
   }, shutdown.timeoutS * 1000);
   if (!finished) logger.warn({ inflight: inflight.count }, 'drain timeout: closing remaining connections');
@@ -330,16 +367,25 @@ async function drainGateway(
 /** Whether `next` changes what only a restart applies. */
 function restartNeeded(previous: Config, next: Config): boolean {
   return (
-    next.listen.port !== previous.listen.port ||
-    next.listen.host !== previous.listen.host ||
-    next.admin.port !== previous.admin.port ||
-    next.admin.host !== previous.admin.host ||
-    JSON.stringify(next.forwardAuth) !== JSON.stringify(previous.forwardAuth) ||
+    listenerText(next.listen) !== listenerText(previous.listen) ||
+    listenerText(next.admin) !== listenerText(previous.admin) ||
+    listenerText(next.forwardAuth?.listen) !== listenerText(previous.forwardAuth?.listen) ||
     next.upstream.engine !== previous.upstream.engine ||
     JSON.stringify(next.tracing) !== JSON.stringify(previous.tracing) ||
     JSON.stringify(next.state) !== JSON.stringify(previous.state) ||
     next.workers !== previous.workers
   );
+}
+
+/** A listener's settings as text, to tell a change (the address matcher by its ranges as written). */
+function listenerText(l: ListenerSettings | undefined): string {
+  return l === undefined
+    ? ''
+    : JSON.stringify({
+        ...l,
+        proxyProtocol:
+          l.proxyProtocol === null ? null : [l.proxyProtocol.fromText, l.proxyProtocol.headerTimeoutMs],
+      });
 }
 
 /** One log line per reload attempt, with its cause, result and duration; and the metrics. */
@@ -384,29 +430,30 @@ const TRACE_FLUSH_MS = 2_000;
 const LINGER_MS = 1_000;
 
 /**
- * The API listener. Node's parser limits are the contract's: header bytes, timeouts, and a header
- * count just above `max_header_count` so the handler can refuse (Node would silently keep the
- * first 2,000). Parser errors go through the connection guard, which keeps answers in order.
- * Expect: 100-continue reaches the handler, which continues only once authenticated.
+ * The API listeners' HTTP/1.1 limits: Node's parser limits are the contract's (header bytes,
+ * timeouts).
  */
-function createApiServer(
-  limits: Config['limits'],
-  guard: ConnectionGuard,
-  handler: http.RequestListener,
-): http.Server {
-  const api = http.createServer(
-    {
-      maxHeaderSize: limits.maxHeaderBytes,
-      headersTimeout: limits.headerTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: Math.min(1000, limits.headerTimeoutMs),
-    },
-    handler,
-  );
-  api.maxHeadersCount = limits.maxHeaderCount + 1;
-  api.on('checkContinue', handler);
-  api.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => guard.clientError(err, socket));
-  api.on('connect', (_req: http.IncomingMessage, socket: Socket) => guard.refuseTunnel(socket));
-  return api;
+function h1Options(limits: Config['limits']): H1Options {
+  return {
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headerTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, limits.headerTimeoutMs),
+  };
+}
+
+/**
+ * The API listener's events: a header count just above `max_header_count` so the handler can
+ * refuse (Node would silently keep the first 2,000). Parser errors go through the connection
+ * guard, which keeps answers in order. Expect: 100-continue reaches the handler, which continues
+ * only once authenticated.
+ */
+function apiEvents(limits: Config['limits'], guard: ConnectionGuard) {
+  return (server: HttpServer, handler: http.RequestListener) => {
+    (server as http.Server).maxHeadersCount = limits.maxHeaderCount + 1;
+    server.on('checkContinue', handler);
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => guard.clientError(err, socket));
+    server.on('connect', (_req: http.IncomingMessage, socket: Socket) => guard.refuseTunnel(socket));
+  };
 }

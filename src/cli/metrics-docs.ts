@@ -1,4 +1,5 @@
 import type { Registry } from 'prom-client';
+import { createListenerMetrics } from '../listener/index.js';
 import { createMetrics } from '../observability/metrics.js';
 import { poolMetrics } from '../workers/primary.js';
 
@@ -15,6 +16,8 @@ export interface MetricRow {
 /** Every `leadgate_*` metric a gateway's registry and a pool's registry define, in their order. */
 export async function metricRows(): Promise<MetricRow[]> {
   const gateway = createMetrics({ logLinesDropped: () => 0, ready: () => true }).registry;
+  // The listeners' own metrics join the gateway's registry when its listeners open.
+  createListenerMetrics(gateway, []);
   const pool = poolMetrics(2, () => 2).registry;
   return [...(await rowsOf(gateway, false)), ...(await rowsOf(pool, true))];
 }

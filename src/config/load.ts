@@ -2,6 +2,8 @@ import { createHash, hash as cryptoHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { leadsFileSchema } from '../leads/schema.js';
+import { listenerSettingsOf } from '../listener/schema.js';
+import { certificateExpiryWarning, loadPair } from '../listener/tls.js';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { rateLimitsOf } from '../ratelimit/schema.js';
 import { storeSettingsOf } from '../store/schema.js';
@@ -102,6 +104,7 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
   const keys = resolveKeys(rawKeys, { problems, warnings, readNamed, nowS: Math.floor(Date.now() / 1000) });
   const leads = resolveLeads(parsed.data, base, readNamed, watched, extra);
   const state = storeSettingsOf(raw.state, (field, name) => readNamed(['state', 'redis', field], name));
+  checkCertificates(raw, base, { problems, warnings });
   if (problems.size > 0 || extra.length > 0) throw new ConfigError([...problems.resolve(), ...extra]);
   return {
     file,
@@ -114,6 +117,35 @@ export function validateConfig(configPath: string, options: LoadOptions = {}): R
     warnings: warningsOf(warnings),
     warningCount: warnings.size,
   };
+}
+
+/**
+ * CONTRACT §11: each listener's certificate pair loads, matches and is in date (else a problem
+ * at its `tls:` field naming the file); one that expires within 14 days is a warning. The files
+ * are not part of the config's fingerprint: the listener reloads them itself when they change.
+ */
+function checkCertificates(
+  raw: Omit<RawConfig, 'keys'>,
+  base: string,
+  out: { problems: ProblemList; warnings: ProblemList },
+): void {
+  const blocks: Array<[Path, { host: string; port: number; tls?: RawConfig['listen']['tls'] }]> = [
+    [['listen'], raw.listen],
+    [['admin'], raw.admin],
+  ];
+  if (raw.forward_auth !== undefined) blocks.push([['forward_auth', 'listen'], raw.forward_auth.listen]);
+  const nowS = Math.floor(Date.now() / 1000);
+  for (const [path, block] of blocks) {
+    const tls = listenerSettingsOf(block, base).tls;
+    if (tls === null) continue;
+    const pair = loadPair(tls, nowS);
+    if (!('options' in pair)) {
+      out.problems.add([...path, 'tls', pair.field], `${pair.file}: ${pair.message}`);
+      continue;
+    }
+    const warning = certificateExpiryWarning(pair, nowS);
+    if (warning !== null) out.warnings.add([...path, 'tls', 'cert_file'], `${tls.certFile}: ${warning}`);
+  }
 }
 
 /**
@@ -157,9 +189,12 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
     hash: r.hash,
     loadedAt: new Date(),
     watchedFiles: r.watchedFiles,
-    listen: raw.listen,
-    admin: raw.admin,
-    forwardAuth: raw.forward_auth ?? null,
+    listen: listenerSettingsOf(raw.listen, dirname(r.file)),
+    admin: listenerSettingsOf(raw.admin, dirname(r.file)),
+    forwardAuth:
+      raw.forward_auth === undefined
+        ? null
+        : { listen: listenerSettingsOf(raw.forward_auth.listen, dirname(r.file)) },
     tracing: tracingConfigOf(raw.tracing),
     upstream: {
       url: new URL(raw.upstream.url),

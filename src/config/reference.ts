@@ -1,4 +1,5 @@
 import { leadsMeanings } from '../leads/schema.js';
+import { listenerMeanings } from '../listener/schema.js';
 import { rateLimitsMeanings } from '../ratelimit/schema.js';
 import { storeMeanings } from '../store/schema.js';
 import { tracingMeanings } from '../tracing/schema.js';
@@ -29,6 +30,7 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'forward_auth.listen.host':
     'address of the forward-auth listener (nginx auth_request, Traefik ForwardAuth, Envoy ext_authz); off when absent',
   'forward_auth.listen.port': 'its port',
+  ...listenerMeanings,
   ...tracingMeanings,
   workers:
     'processes serving the API (node:cluster): 1 (default), a number, or `auto` (the cgroup CPU quota, else the cores); a restart applies it',

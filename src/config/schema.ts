@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { leadsSchema } from '../leads/schema.js';
+import { adminListenerSchema, listenerSchema } from '../listener/schema.js';
 import { parseRange } from '../net/ip.js';
 import { policiesFit, rateLimitsSchema } from '../ratelimit/schema.js';
 import { storeSchema } from '../store/schema.js';
@@ -11,8 +12,6 @@ import { tracingSchema } from '../tracing/schema.js';
  * in load.ts. Unknown fields are errors everywhere.
  */
 
-const port = z.number().int().min(0).max(65535);
-const host = z.string().min(1);
 const positive = z.number().int().positive();
 const nonNegative = z.number().int().min(0);
 /** A browser origin (`cors.origins`, `cors_origins`). */
@@ -26,9 +25,6 @@ const ipRange = z.string().superRefine((text, ctx) => {
   const range = parseRange(text);
   if (typeof range === 'string') ctx.addIssue({ code: 'custom', message: range });
 });
-
-const endpoint = (defaultPort: number) =>
-  z.strictObject({ host: host.default('0.0.0.0'), port: port.default(defaultPort) });
 
 const rfc3339 = z.iso.datetime({
   offset: true,
@@ -172,10 +168,11 @@ const configShape = {
   /** Processes serving the API (node:cluster): 1, a number, or `auto` (the cgroup CPU quota, else the cores). */
   workers: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default(1),
   state: storeSchema,
-  listen: z.strictObject({ host: host.default('0.0.0.0'), port }),
-  admin: endpoint(9090).default({ host: '0.0.0.0', port: 9090 }),
+  /** The listeners (CONTRACT §11: each may have `tls:`, the API and forward-auth ones `proxy_protocol:`). */
+  listen: listenerSchema(null),
+  admin: adminListenerSchema.default({ host: '0.0.0.0', port: 9090 }),
   /** A second listener for auth-only answers: nginx auth_request, Traefik ForwardAuth, Envoy ext_authz. */
-  forward_auth: z.strictObject({ listen: endpoint(8081) }).optional(),
+  forward_auth: z.strictObject({ listen: listenerSchema(8081) }).optional(),
   upstream: z.strictObject({
     url: z.url({ protocol: /^https?$/ }),
     timeout_ms: positive.default(30_000),

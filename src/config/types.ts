@@ -1,4 +1,5 @@
 import type { LeadsConfig } from '../leads/settings.js';
+import type { ListenerSettings } from '../listener/settings.js';
 import type { IpMatcher } from '../net/ip.js';
 import type { RateLimitsConfig } from '../ratelimit/settings.js';
 import type { StoreSettings } from '../store/settings.js';
@@ -21,10 +22,12 @@ export interface Config {
   readonly loadedAt: Date;
   /** Every file whose change should reload: the config itself, the leads file, secret files. */
   readonly watchedFiles: readonly string[];
-  readonly listen: { readonly host: string; readonly port: number };
-  readonly admin: { readonly host: string; readonly port: number };
+  /** The listeners, each with its TLS and PROXY protocol settings (CONTRACT §11). */
+  readonly listen: ListenerSettings;
+  /** The admin listener: never `proxyProtocol`. */
+  readonly admin: ListenerSettings;
   /** The forward-auth listener, or null when not configured. */
-  readonly forwardAuth: { readonly listen: { readonly host: string; readonly port: number } } | null;
+  readonly forwardAuth: { readonly listen: ListenerSettings } | null;
   readonly upstream: {
     readonly url: URL;
     readonly timeoutMs: number;

@@ -22,7 +22,12 @@ const bad = (detail: string) => new GatewayError('bad_request', detail);
  * nothing that could be framed or routed two ways is ever authenticated or forwarded.
  */
 export function checkWire(req: WireFacts, maxHeaderCount: number): GatewayError | null {
-  if (req.httpVersionMajor !== 1) return bad('only HTTP/1.0 and HTTP/1.1 are spoken here');
+  // HTTP/2 reaches here only through the listener's h2 edge (src/listener/h2.ts): framed by
+  // nghttp2, connection-specific fields refused, `:authority` folded into Host.
+  const h2 = req.httpVersionMajor === 2 && 'stream' in req;
+  if (req.httpVersionMajor !== 1 && !h2) {
+    return bad('only HTTP/1.0, HTTP/1.1 and HTTP/2 are spoken here');
+  }
   const raw = req.rawHeaders;
   if (raw.length / 2 > maxHeaderCount) {
     return new GatewayError('headers_too_large', `the request has more than ${maxHeaderCount} headers`);

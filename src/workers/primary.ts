@@ -1,10 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Config } from '../config/types.js';
+import { createConfigWatcher } from '../config/watch.js';
 import { createAdminHandler } from '../http/admin.js';
-import { listen } from '../net/listen.js';
+import { createListenerMetrics, type Listener, openListener } from '../listener/index.js';
 import { type Logger, sinkOf } from '../observability/log.js';
 import { answerStoreRequest, STORE_EPOCH_ENV } from '../store/ipc.js';
 import { createMemoryStore } from '../store/memory.js';
@@ -116,17 +115,31 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   };
   const readyWorkers = () =>
     [...members].filter(([worker, m]) => m.ready && worker.isConnected()).map(([worker]) => worker);
-  const admin = http.createServer(
-    createAdminHandler(
-      {
-        contentType: own.registry.contentType,
-        metrics: () => metrics.collect(readyWorkers(), own.registry),
-      },
-      { notReadyBecause: readiness },
-    ),
-  );
+  let admin: Listener;
   try {
-    await listen(admin, config.admin.host, config.admin.port);
+    // the admin listener as a single gateway opens it (CONTRACT §11: `tls:` too)
+    admin = await openListener(config.admin, {
+      name: 'admin',
+      handler: createAdminHandler(
+        {
+          contentType: own.registry.contentType,
+          metrics: () => metrics.collect(readyWorkers(), own.registry),
+        },
+        { notReadyBecause: readiness },
+      ),
+      h1: {
+        maxHeaderSize: config.limits.maxHeaderBytes,
+        headersTimeout: config.limits.headerTimeoutMs,
+        requestTimeout: config.limits.requestTimeoutMs,
+        keepAliveTimeout: config.limits.keepAliveTimeoutMs,
+        connectionsCheckingInterval: Math.min(1000, config.limits.headerTimeoutMs),
+      },
+      metrics: createListenerMetrics(own.registry, [
+        { name: 'admin', tls: config.admin.tls !== null, proxyProtocol: false },
+      ]),
+      watch: (files, onChange) => createConfigWatcher(files, onChange),
+      log: (level, fields, message) => logger[level](fields, message),
+    });
   } catch (err) {
     // No pool half up: the workers serving the API port go too, and serve exits 1.
     draining = true;
@@ -140,7 +153,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   let drained: Promise<void> | null = null;
   return {
     apiPort: first.ready?.apiPort ?? 0,
-    adminPort: (admin.address() as AddressInfo).port,
+    adminPort: admin.port,
     forwardAuthPort: first.ready?.forwardAuthPort ?? null,
     workers: count,
     config: () => config,
@@ -154,7 +167,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
         const { delayS, timeoutS } = config.shutdown;
         await waitUntil(() => members.size === 0, (delayS + timeoutS + 5) * 1000);
         for (const worker of members.keys()) worker.process.kill('SIGKILL');
-        await new Promise<void>((resolve) => admin.close(() => resolve()));
+        await admin.close();
         await store?.close();
       })();
       return drained;

@@ -35,7 +35,7 @@ function problems(path: string, env: NodeJS.ProcessEnv = {}): string[] {
 describe('loadConfig', () => {
   it('resolves a minimal config with every default', () => {
     const config = loadConfig(write({ 'gateway.yaml': `${BASE}keys:\n${KEY}` }), { env: {} });
-    expect(config.admin).toEqual({ host: '0.0.0.0', port: 9090 });
+    expect(config.admin).toEqual({ host: '0.0.0.0', port: 9090, tls: null, proxyProtocol: null });
     expect(config.digest).toEqual({ maxSkewS: 300, singleUse: false, onStoreError: 'deny' });
     expect(config.workers).toBe(1);
     expect(config.state).toEqual({ redis: null });

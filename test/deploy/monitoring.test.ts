@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { makePki } from '../helpers/certs.js';
 import { ask } from '../helpers/client.js';
 import { digestLookup, KEYS, keysYaml, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
@@ -90,12 +91,15 @@ describe.runIf(requires('prometheus and promtool', hasPrometheus, 'Debian: apt-g
       let names: Set<string>;
       beforeAll(async () => {
         upstream = await startRecordingUpstream();
+        // a TLS listener, so the certificate-expiry alert has its metric
+        const pair = makePki().server('monitoring');
         gw = await startTestGateway(
           writeConfig({
             upstream: upstream.url,
             keys: keysYaml().replace('name: server,', 'name: server, expires_at: "2031-01-01T00:00:00Z",'),
             extra:
-              'rate_limits: { policies: [{ name: writers, by: key, limit: 2, window_s: 60, keys: [writer] }] }',
+              'rate_limits: { policies: [{ name: writers, by: key, limit: 2, window_s: 60, keys: [writer] }] }\n' +
+              `forward_auth: { listen: { host: 127.0.0.1, port: 0, tls: { cert_file: ${pair.cert}, key_file: ${pair.key} } } }`,
           }),
         );
         prom = await startPrometheus([`127.0.0.1:${gw.adminPort}`], [RULES]);

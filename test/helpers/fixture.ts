@@ -36,13 +36,15 @@ export function writeConfig(opts: {
   engine?: 'undici' | 'http-proxy';
   /** More fields of the `upstream:` map, e.g. `underscore_headers: pass`. */
   upstreamFields?: string;
+  /** More fields of the `listen:` map, e.g. `tls: { ... }`. */
+  listenFields?: string;
 }): string {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-test-'));
   const file = join(dir, 'gateway.yaml');
   if (opts.leads !== null) writeFileSync(join(dir, 'leads.yaml'), opts.leads ?? LEADS_YAML);
   writeFileSync(
     file,
-    `listen: { host: 127.0.0.1, port: 0 }
+    `listen: { host: 127.0.0.1, port: 0${opts.listenFields ? `, ${opts.listenFields}` : ''} }
 admin: { host: 127.0.0.1, port: 0 }
 upstream: { url: "${opts.upstream}", timeout_ms: ${opts.timeoutMs ?? 2000}, engine: ${opts.engine ?? 'undici'}${opts.upstreamFields ? `, ${opts.upstreamFields}` : ''} }
 shutdown: { delay_s: 0, timeout_s: 2 }

@@ -1,0 +1,201 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuMicros } from './cpu.js';
+import { SERVER_KEY, writeBenchConfig } from './fixture.js';
+import { pinned } from './pin.js';
+import { children, gentle, start, stopAll } from './process.js';
+
+/**
+ * `npm run bench:tls` (issue 49, CONTRACT §11): CPU per request of leadgate's TLS listener against
+ * nginx's TLS on the same machine, both proxying to the same upstream, in three ways a client
+ * connects: kept alive; a new connection per request with TLS session resumption; and without
+ * it. Then the PROXY protocol header's cost: a new plain connection per request, with and without
+ * a v1 header in front. CPU is the serving process's utime + stime (/proc) ÷ requests.
+ * BENCH_TLS_REQUESTS (1500) per row, BENCH_TLS_CONCURRENCY (8).
+ */
+const REQUESTS = Number(process.env.BENCH_TLS_REQUESTS ?? 1500);
+const CONCURRENCY = Number(process.env.BENCH_TLS_CONCURRENCY ?? 8);
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const MAIN = here('../src/main.js');
+const PATH = '/api/v2/merchant/orders';
+const HEADERS = { 'x-apikey': SERVER_KEY, 'x-source': 'web' };
+
+function certificates(): { cert: string; key: string; ca: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-pki-'));
+  const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=bench-ca']);
+  run(['req', '-new', ...ec, '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', '/CN=localhost']);
+  writeFileSync(join(dir, 'ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  run([
+    'x509',
+    '-req',
+    '-in',
+    'tls.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    'ext',
+    '-out',
+    'tls.crt',
+  ]);
+  return { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key'), ca: join(dir, 'ca.crt') };
+}
+
+/** A bench config for leadgate with `listen` replaced. */
+function leadgateConfig(upstreamPort: number, listen: string): string {
+  const file = writeBenchConfig({ upstreamPort, engine: 'undici', logRequests: 'errors' });
+  writeFileSync(
+    file,
+    readFileSync(file, 'utf8').replace('listen: { host: 127.0.0.1, port: 0 }', `listen: ${listen}`),
+  );
+  return file;
+}
+
+async function startNginxTls(upstreamPort: number, pki: ReturnType<typeof certificates>) {
+  const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-nginx-tls-'));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  upstream up { server 127.0.0.1:${upstreamPort}; keepalive 64; }
+  ssl_session_cache shared:SSL:1m;
+  server { listen 127.0.0.1:${port} ssl; ssl_certificate ${pki.cert}; ssl_certificate_key ${pki.key};
+    ssl_protocols TLSv1.2 TLSv1.3;
+    location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; } }
+}
+`,
+  );
+  const [command, args] = pinned('measured', 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')]);
+  const child = spawn(command, args, { stdio: 'ignore' });
+  children.push(child);
+  gentle.add(child);
+  await new Promise((r) => setTimeout(r, 500));
+  return { port, pid: child.pid ?? 0 };
+}
+
+type Send = () => Promise<number>;
+
+/** `REQUESTS` requests, `CONCURRENCY` at a time; µs of `pid`'s CPU per request, and failures. */
+async function measure(pid: number, send: Send): Promise<{ us: number; failed: number }> {
+  for (let i = 0; i < 50; i++) await send().catch(() => 0); // warm-up
+  const before = cpuMicros(pid);
+  let next = 0;
+  let failed = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < REQUESTS) {
+        const status = await send().catch(() => 0);
+        if (status !== 200) failed++;
+      }
+    }),
+  );
+  return { us: (cpuMicros(pid) - before) / REQUESTS, failed };
+}
+
+function httpsSender(port: number, ca: string, agent: https.Agent | false): Send {
+  return () =>
+    new Promise((resolve, reject) => {
+      https
+        .get(
+          { host: '127.0.0.1', port, path: PATH, headers: HEADERS, ca, agent, servername: 'localhost' },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        )
+        .on('error', reject);
+    });
+}
+
+function plainSender(port: number, proxyHeader: boolean): Send {
+  return () =>
+    new Promise((resolve, reject) => {
+      const req = http.request({
+        host: '127.0.0.1',
+        port,
+        path: PATH,
+        headers: HEADERS,
+        agent: false,
+        createConnection: () => {
+          const socket = net.connect(port, '127.0.0.1');
+          if (proxyHeader)
+            socket.write(
+              `PROXY TCP4 198.51.100.7 127.0.0.1 ${40000 + Math.floor(Math.random() * 20000)} ${port}\r\n`,
+            );
+          return socket;
+        },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+}
+
+async function main(): Promise<void> {
+  const upstream = await start([here('upstream.js')], {}, 'free');
+  const pki = certificates();
+  const ca = readFileSync(pki.ca, 'utf8');
+  const tlsListen = `{ host: 127.0.0.1, port: 0, tls: { cert_file: ${pki.cert}, key_file: ${pki.key} } }`;
+  const leadgate = await start([MAIN, 'serve', '--config', leadgateConfig(upstream.port, tlsListen)]);
+  const nginx = await startNginxTls(upstream.port, pki).catch(() => null);
+  const rows: string[] = [];
+  const row = (name: string, r: { us: number; failed: number }) =>
+    rows.push(`| ${name} | ${r.us.toFixed(0)} | ${r.failed} |`);
+  const targets = [
+    { name: 'leadgate TLS', port: leadgate.port, pid: leadgate.child.pid ?? 0 },
+    ...(nginx === null ? [] : [{ name: 'nginx TLS', port: nginx.port, pid: nginx.pid }]),
+  ];
+  for (const t of targets) {
+    const keep = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca });
+    row(`${t.name}, kept alive`, await measure(t.pid, httpsSender(t.port, ca, keep)));
+    keep.destroy();
+    const resumed = new https.Agent({ keepAlive: false, maxCachedSessions: 100, ca });
+    row(`${t.name}, new connection, resumption on`, await measure(t.pid, httpsSender(t.port, ca, resumed)));
+    const full = new https.Agent({ keepAlive: false, maxCachedSessions: 0, ca });
+    row(`${t.name}, new connection, resumption off`, await measure(t.pid, httpsSender(t.port, ca, full)));
+  }
+  const plain = await start([
+    MAIN,
+    'serve',
+    '--config',
+    leadgateConfig(upstream.port, '{ host: 127.0.0.1, port: 0 }'),
+  ]);
+  const proxied = await start([
+    MAIN,
+    'serve',
+    '--config',
+    leadgateConfig(upstream.port, '{ host: 127.0.0.1, port: 0, proxy_protocol: { from: [127.0.0.1] } }'),
+  ]);
+  const without = await measure(plain.child.pid ?? 0, plainSender(plain.port, false));
+  const withHeader = await measure(proxied.child.pid ?? 0, plainSender(proxied.port, true));
+  row('leadgate plain, new connection per request', without);
+  row('leadgate plain + PROXY v1 header, new connection per request', withHeader);
+  process.stdout.write(
+    `requests per row: ${REQUESTS}, ${CONCURRENCY} at a time; CPU of the serving process only\n\n| target | CPU µs/request | failed |\n|---|---|---|\n${rows.join('\n')}\n\nPROXY header: ${(withHeader.us - without.us).toFixed(0)} µs of CPU per connection (difference of the last two rows)\n`,
+  );
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(stopAll);

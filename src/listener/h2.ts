@@ -1,0 +1,114 @@
+import type http from 'node:http';
+import type http2 from 'node:http2';
+import type { H1Options } from './types.js';
+
+/**
+ * CONTRACT §11's bounds on an h2 connection, from Node's own http2 settings: few concurrent
+ * streams, a header list no bigger than HTTP/1.1's, and a session that sends GOAWAY once a peer
+ * resets or sends invalid frames past a small budget (rapid reset, CVE-2023-44487) or holds more
+ * header memory than allowed (CONTINUATION floods, CVE-2024-27316).
+ */
+export function h2Limits(h1: H1Options): http2.SecureServerOptions {
+  return {
+    settings: { maxConcurrentStreams: MAX_STREAMS, maxHeaderListSize: h1.maxHeaderSize, enablePush: false },
+    maxHeaderListPairs: 256,
+    maxSessionMemory: 10,
+    maxSessionInvalidFrames: 100,
+    maxSessionRejectedStreams: 100,
+    maxOutstandingPings: 10,
+    maxSettings: 32,
+  };
+}
+
+/**
+ * An h2 connection with no frame for `keepAliveTimeout` gets GOAWAY, as an idle HTTP/1.1
+ * keep-alive connection is closed; streams still open finish first.
+ */
+export function closeWhenIdle(session: http2.ServerHttp2Session, h1: H1Options): void {
+  session.setTimeout(h1.keepAliveTimeout, () => session.close());
+}
+
+const MAX_STREAMS = 100;
+
+/** RFC 9113 §8.2.2: fields that are connection-specific in HTTP/1.1 make an h2 request malformed. */
+const CONNECTION_SPECIFIC = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
+
+/**
+ * The edge between an h2 stream and the HTTP/1.1 handler: a request with a connection-specific
+ * field (or `te` other than `trailers`) is a stream error (RST_STREAM PROTOCOL_ERROR) before the
+ * handler sees it (nghttp2 refuses them already; this makes the rule the listener's own, whatever
+ * Node's version does); the others reach the handler with their pseudo-header fields folded into
+ * what an HTTP/1.1 request carries (`:authority` as `host`, RFC 9113 §8.3.1), and the answer drops
+ * the fields h2 has no place for (`connection: close` and the like). HTTP/1.1 requests on the same
+ * port pass through unchanged.
+ */
+export function h2Edge(handler: http.RequestListener): http.RequestListener {
+  return (req, res) => {
+    const stream = (req as unknown as { stream?: http2.ServerHttp2Stream }).stream;
+    if (req.httpVersionMajor !== 2 || stream === undefined) return handler(req, res);
+    const headers = req.headers;
+    const te = headers.te;
+    if (
+      CONNECTION_SPECIFIC.some((name) => headers[name] !== undefined) ||
+      (te !== undefined && te !== 'trailers')
+    ) {
+      stream.close(PROTOCOL_ERROR);
+      return;
+    }
+    foldPseudoHeaders(req);
+    dropConnectionFields(res);
+    handler(req, res);
+  };
+}
+
+function foldPseudoHeaders(req: http.IncomingMessage): void {
+  const headers = req.headers;
+  const authority = headers[':authority'];
+  // Node's compat request reads these from the pseudo-header fields: keep them as plain values
+  // (and `headers`, which a forwarding engine may replace)
+  Object.defineProperties(req, {
+    method: { value: req.method, writable: true, configurable: true },
+    url: { value: req.url, writable: true, configurable: true },
+    headers: { value: headers, writable: true, configurable: true },
+  });
+  for (const name of Object.keys(headers)) if (name.startsWith(':')) delete headers[name];
+  const raw = req.rawHeaders;
+  const kept: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (!name.startsWith(':')) kept.push(name, raw[i + 1] as string);
+  }
+  if (headers.host === undefined && typeof authority === 'string') {
+    headers.host = authority;
+    kept.push('host', authority);
+  }
+  raw.splice(0, raw.length, ...kept);
+}
+
+function dropConnectionFields(res: http.ServerResponse): void {
+  const setHeader = res.setHeader.bind(res);
+  res.setHeader = (name: string, value: number | string | readonly string[]) =>
+    DROPPED.has(name.toLowerCase()) ? res : setHeader(name, value);
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => http.ServerResponse;
+  res.writeHead = ((status: number, ...rest: unknown[]) => {
+    const last = rest.at(-1);
+    if (Array.isArray(last)) {
+      const kept: unknown[] = [];
+      for (let i = 0; i + 1 < last.length; i += 2) {
+        if (!DROPPED.has(String(last[i]).toLowerCase())) kept.push(last[i], last[i + 1]);
+      }
+      rest[rest.length - 1] = kept;
+    } else if (last !== null && typeof last === 'object') {
+      rest[rest.length - 1] = Object.fromEntries(
+        Object.entries(last).filter(([name]) => !DROPPED.has(name.toLowerCase())),
+      );
+    }
+    return writeHead(status, ...rest);
+  }) as typeof res.writeHead;
+}
+
+/** Fields an HTTP/1.1 answer may carry that an h2 answer must not (RFC 9113 §8.2.2). */
+const DROPPED = new Set([...CONNECTION_SPECIFIC, 'te']);
+
+/** NGHTTP2_PROTOCOL_ERROR. */
+const PROTOCOL_ERROR = 1;
