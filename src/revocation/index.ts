@@ -54,6 +54,7 @@ export function startRevocations(
   const link = openRedisLink(redis, (reason) => logger.debug({ reason }, 'redis connection error'));
   const sync = startSync({
     store: revocationStore(link, revocationKeys(redis.keyPrefix)),
+    connected: link.ready,
     set,
     gateway: `${hostname()}/${process.pid}`,
     intervalMs: SYNC_INTERVAL_MS,
@@ -135,8 +136,8 @@ export function leadHash(leadId: string): string {
 }
 
 /** The name a log line gives a revocation: a key's name, or a lead's hash. */
-export function logName(r: Revocation): { key: string } | { lead_sha256: string } {
-  return r.kind === 'key' ? { key: r.name } : { lead_sha256: leadHash(r.name) };
+export function logName(r: Revocation): { key_name: string } | { lead_sha256: string } {
+  return r.kind === 'key' ? { key_name: r.name } : { lead_sha256: leadHash(r.name) };
 }
 
 function logChange(logger: Logger, snapshot: Snapshot, change: Change, first: boolean): void {

@@ -28,6 +28,8 @@ export interface Sync {
  */
 export function startSync(options: {
   readonly store: RevocationStore;
+  /** The connection's first connect: the first read waits for it (at most `timeoutMs`). */
+  readonly connected: Promise<void>;
   readonly set: RevocationSet;
   readonly gateway: string;
   readonly intervalMs: number;
@@ -85,12 +87,21 @@ export function startSync(options: {
     await tick();
     if (!stopped) timer = setTimeout(() => void loop(), options.intervalMs).unref();
   };
-  void loop();
+  let started = false;
+  const begin = () => {
+    if (started) return;
+    started = true;
+    clearTimeout(first);
+    void loop();
+  };
+  const first = setTimeout(begin, options.timeoutMs).unref();
+  void options.connected.then(begin);
   return {
     loaded,
     confirmedAtMs: () => confirmed,
     stop() {
       stopped = true;
+      clearTimeout(first);
       clearTimeout(timer);
     },
   };
