@@ -7,7 +7,7 @@ export class StoreUnreachable extends Error {}
 /** How long a command waits for the store, a Sentinel failover included. */
 const DEADLINE_MS = 10_000;
 const RETRY_MS = 200;
-/** How long a command waits for the first connection. */
+/** How long a command waits for the first connection to one Redis (with Sentinel: a failover's length). */
 const CONNECT_MS = 3_000;
 
 /**
@@ -38,7 +38,9 @@ export async function withRevocationStore<T>(
   try {
     const connected = await Promise.race([
       link.ready.then(() => true),
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CONNECT_MS).unref()),
+      new Promise<boolean>((resolve) =>
+        setTimeout(() => resolve(false), redis.target.kind === 'url' ? CONNECT_MS : DEADLINE_MS).unref(),
+      ),
     ]);
     if (!connected) throw new StoreUnreachable(last);
     return await body(revocationStore(link, revocationKeys(redis.keyPrefix)), retry);
