@@ -228,7 +228,8 @@ forward_auth: { listen: { host: 127.0.0.1, port: 0 } }`,
         // a gateway that starts now cannot load it: it serves with none, says so, keeps trying
         const late = await startTestGateway(configPath);
         try {
-          expect(late.logs.text).toContain('revocation set could not be loaded: serving with none');
+          const said = () => late.logs.text.includes('revocation set could not be loaded: serving with none');
+          expect(await waitUntilAsync(async () => said(), 5_000)).toBe(true);
           const r = await ask(late.apiPort, { path: '/api/v2/merchant/orders', headers: server });
           expect(r.status).toBe(200);
           await redis.restart(); // empty: a store restarted without persistence lost the set
@@ -239,7 +240,12 @@ forward_auth: { listen: { host: 127.0.0.1, port: 0 } }`,
             expect(await waitUntilAsync(async () => (await answer()).status === 401, 5_000)).toBe(true);
             expect((await answer()).json().code).toBe('revoked_api_key');
           }
-          expect(late.logs.text).toContain('revocation set confirmed with the state store again');
+          expect(
+            await waitUntilAsync(
+              async () => late.logs.text.includes('revocation set confirmed with the state store again'),
+              5_000,
+            ),
+          ).toBe(true);
         } finally {
           await late.close();
         }
