@@ -14,7 +14,7 @@ const APPLIED_WAIT_MS = 2_000;
 export function runRevoke(args: string[]): Promise<number> {
   return guarded(async () => {
     const opts = parseOptions(args, ['config', 'key', 'lead', 'reason', 'by'], ['list']);
-    const { config, redis } = loadForRevocation(opts.config, opts.key !== undefined ? 'key' : 'lead');
+    const { config, redis } = loadForRevocation(opts.config, opts.lead !== undefined ? 'lead' : 'key');
     try {
       if (opts.list === true) {
         if (opts.key !== undefined || opts.lead !== undefined) {
@@ -25,15 +25,16 @@ export function runRevoke(args: string[]): Promise<number> {
         return 0;
       }
       const what = target(opts, config);
-      const by = opts.by ?? whoRuns();
-      const reason = opts.reason ?? '';
+      const by = oneLine(opts.by ?? whoRuns());
+      const reason = oneLine(opts.reason ?? '');
       // A lead's revocation covers tokens that may live `ttl_s` (+ the skew) after it: then it goes.
       const lifetimeMs =
         what.kind === 'lead' ? (config.leadToken.ttlS + config.leadToken.maxSkewS) * 1000 : 0;
       await withRevocationStore(redis, async (store, retry) => {
         const stored = await retry(() => store.revoke(what.kind, what.name, { by, reason, lifetimeMs }));
         process.stdout.write(`${describe(what, stored.atMs, lifetimeMs, by, reason)}\n`);
-        const counts = await retry(() => waitApplied(store, stored.version, APPLIED_WAIT_MS));
+        // stored: from here a store that stops answering only leaves the count unknown
+        const counts = await waitApplied(store, stored.version, APPLIED_WAIT_MS).catch(() => null);
         process.stdout.write(`${appliedSentence(counts)}\n`);
       });
       return 0;
@@ -45,6 +46,14 @@ export function runRevoke(args: string[]): Promise<number> {
       return 1;
     }
   });
+}
+
+/** Free text kept to one line of `--list` (no control characters), at most 200 characters. */
+function oneLine(text: string): string {
+  return text
+    .replace(/\p{Cc}+/gu, ' ')
+    .trim()
+    .slice(0, 200);
 }
 
 function whoRuns(): string {

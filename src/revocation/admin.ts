@@ -86,7 +86,8 @@ export async function waitApplied(
 }
 
 /** What the store knows of the gateways: the count an operator under an incident wants. */
-export function appliedSentence(counts: { seen: number; applied: number }): string {
+export function appliedSentence(counts: { seen: number; applied: number } | null): string {
+  if (counts === null) return 'stored; the store stopped answering before the gateways could be counted';
   if (counts.seen === 0) return 'no gateway has synced with this store in the last 10 s';
   return `applied on ${counts.applied} of ${counts.seen} gateway(s) seen in the last 10 s`;
 }

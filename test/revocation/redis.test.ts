@@ -136,7 +136,8 @@ forward_auth: { listen: { host: 127.0.0.1, port: 0 } }`,
         const minted = (await ask(gw.apiPort, digestLookup())).json<{ lead_token: string }>().lead_token;
         for (const t of [before, noIatBefore, minted]) expect((await get(t)).status).toBe(200);
 
-        const revoked = await cli('revoke', '--lead', 'lead-1', '--reason', 'account taken over');
+        // a reason is kept to one line of --list
+        const revoked = await cli('revoke', '--lead', 'lead-1', '--reason', 'account\ntaken over');
         expect(revoked.code).toBe(0);
         const at = Date.parse(/ at (\S+Z) by /.exec(revoked.stdout)?.[1] ?? '');
         expect(at).toBeGreaterThan(Date.now() - 30_000);
