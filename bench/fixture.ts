@@ -27,6 +27,8 @@ export function writeBenchConfig(opts: {
    */
   rateLimit?: { redisPort: number | null; limitedKeyOnly?: boolean };
   workers?: number;
+  /** `state.redis` at this port, for the revocation set it holds (no policy: the token path only). */
+  revocationsRedisPort?: number;
   /**
    * The shape of the `extraKeys`: `plain` (WRITE, one secret, nothing else: the request-path
    * runs) or `soak` (what a reviewed 100,000-key config holds: see {@link soakKey}).
@@ -50,6 +52,9 @@ export function writeBenchConfig(opts: {
             : [`state: { redis: { url: "redis://127.0.0.1:${opts.rateLimit.redisPort}", timeout_ms: 50 } }`]),
         ]
       : []),
+    ...(opts.revocationsRedisPort === undefined
+      ? []
+      : [`state: { redis: { url: "redis://127.0.0.1:${opts.revocationsRedisPort}", timeout_ms: 50 } }`]),
     ...(opts.tracing
       ? [`tracing: { otlp_endpoint: "${opts.tracing.endpoint}", sample_ratio: ${opts.tracing.ratio} }`]
       : []),

@@ -24,6 +24,7 @@ import {
 import { createLogger, type Logger, sinkOf } from './observability/log.js';
 import { createMetrics, type Metrics, zeroRateLimited } from './observability/metrics.js';
 import { createRequestLog } from './observability/request-log.js';
+import { type Revocations, startRevocations } from './revocation/index.js';
 import { buildState, type GatewayState, type SharedDeps } from './state.js';
 import { openStateStore, type StateStore } from './store/index.js';
 import { startTracing } from './tracing/index.js';
@@ -43,6 +44,8 @@ export interface GatewayOptions {
   readonly config?: Config;
   /** Serve /healthz, /readyz and /metrics (default true; a pool's primary serves them instead). */
   readonly adminListener?: boolean;
+  /** In a worker pool: the set the primary syncs and sends (else this gateway syncs its own). */
+  readonly revocations?: Revocations;
 }
 
 export interface Gateway {
@@ -86,16 +89,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ready: () => notReadyBecause() === null,
   });
   const agent = upstreamAgent(config);
+  const revocations =
+    options.revocations ?? startRevocations(config.state, { logger, registry: metrics.registry });
   const shared: SharedDeps = {
     agent,
     state: openStateStore(config, { metrics, logger, remote: options.remoteStore }),
+    revocations,
     metrics,
     logger,
   };
-  // A store that is up answers from the first request; one that is down does not hold the start.
-  const reached = await Promise.race([
-    shared.state.store.ready.then(() => true),
-    sleep(STORE_WAIT_MS).then(() => false),
+  // A store that is up answers from the first request; one that is down does not hold the start
+  // (nor does a revocation set that cannot be loaded: the gateway serves with none, and says so).
+  const [reached] = await Promise.all([
+    Promise.race([shared.state.store.ready.then(() => true), sleep(STORE_WAIT_MS).then(() => false)]),
+    Promise.race([revocations.loaded, sleep(STORE_WAIT_MS)]),
   ]);
   if (!reached) {
     logger.warn(
@@ -132,6 +139,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     deps.forwarder.close();
     agent.destroy();
     live.state.resolver.close();
+    revocations.close();
     await shared.state.store.close();
     await deps.tracer?.shutdown().catch(() => {});
     throw err;
@@ -146,6 +154,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     deps.forwarder.close();
     agent.destroy();
     live.state.resolver.close();
+    revocations.close();
     await shared.state.store.close();
     // Spans still buffered leave now, within a bound: an unreachable collector does not hold the exit.
     if (deps.tracer !== null) {

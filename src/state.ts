@@ -8,6 +8,7 @@ import type { LeadResolver } from './leads/resolver.js';
 import { createUpstreamResolver } from './leads/upstream.js';
 import type { Logger } from './observability/log.js';
 import type { Metrics } from './observability/metrics.js';
+import type { RevocationCheck } from './revocation/index.js';
 import type { OpenedStore } from './store/index.js';
 
 /**
@@ -23,10 +24,11 @@ export interface GatewayState {
   readonly cors: CorsPolicy;
 }
 
-/** What lives across reloads: the upstream agent, the state store, metrics, logs. */
+/** What lives across reloads: the upstream agent, the state store, the revocations, metrics, logs. */
 export interface SharedDeps {
   readonly agent: Agent;
   readonly state: OpenedStore;
+  readonly revocations: RevocationCheck;
   readonly metrics: Metrics;
   readonly logger: Logger;
 }
@@ -49,7 +51,7 @@ export function buildState(config: Config, shared: SharedDeps): GatewayState {
         });
   return {
     config,
-    authenticate: createPipeline(config),
+    authenticate: createPipeline(config, shared.revocations),
     admit: createAdmission(config, {
       ...shared.state,
       limited: (policy, key) => shared.metrics.rateLimited.inc({ policy, key }),

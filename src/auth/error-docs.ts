@@ -29,6 +29,10 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     when: 'the key is past its `expires_at`',
     detail: 'the API key has expired',
   },
+  revoked_api_key: {
+    when: 'the key was revoked with `leadgate revoke --key` (until `leadgate unrevoke`)',
+    detail: 'the API key has been revoked',
+  },
   missing_lead_credential: {
     when: 'a READ STOREFRONT key without `x-leadtoken` (or `x-leaddigest` on the lookup)',
     detail: 'a READ STOREFRONT key needs x-leadtoken (or x-leaddigest on the lookup)',
@@ -46,6 +50,10 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'the lead token is malformed, not HS256, or not signed with this key',
   },
   expired_lead_token: { when: 'the token is past `exp`', detail: 'the lead token has expired' },
+  revoked_lead_token: {
+    when: "`leadgate revoke --lead` named the token's lead after the token was issued (its `iat`, else `exp` − `lead_token.ttl_s`); a token issued later is accepted",
+    detail: "the lead's tokens issued until now have been revoked",
+  },
   digest_not_accepted: {
     when: '`x-leaddigest` on anything but the lookup',
     detail: 'x-leaddigest is accepted only on the lead lookup',

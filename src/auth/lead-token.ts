@@ -9,6 +9,8 @@ export interface VerifiedToken {
   readonly leadId: string;
   /** Unix seconds. */
   readonly exp: number;
+  /** Unix seconds: its `iat`, or (none) `exp − ttl_s`, the moment a revocation compares with. */
+  readonly iat: number;
 }
 
 export interface LeadTokenOptions {
@@ -72,7 +74,14 @@ export function createLeadTokenVerifier(options: LeadTokenOptions) {
     const claims = decoded.payload as Record<string, unknown>;
     const leadId = claims.lead_id as string;
     const exp = claims.exp as number;
-    const verified: CachedToken = { leadId, exp, keySha256: key.sha256, verifyUntilS: secret.verifyUntilS };
+    const iat = typeof claims.iat === 'number' ? claims.iat : exp - options.ttlS;
+    const verified: CachedToken = {
+      leadId,
+      exp,
+      iat,
+      keySha256: key.sha256,
+      verifyUntilS: secret.verifyUntilS,
+    };
     cache?.set(token, verified);
     return verified;
   };

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiKey, Config } from '../config/types.js';
 import { GatewayError } from '../contract/errors.js';
+import type { RevocationCheck } from '../revocation/index.js';
 import { checkAccess } from './access.js';
 import { createApiKeyCheck } from './api-key.js';
 import { checkOriginIp, createClientIpResolver } from './client-ip.js';
@@ -57,9 +58,9 @@ const header = (headers: IncomingHttpHeaders, name: string): string | string[] |
 
 /**
  * CONTRACT §3: the checks, in the contract's order; the first that fails answers. Built once per
- * config; the returned function only reads.
+ * config; the returned function only reads, the revocations (§9) included: a set in memory.
  */
-export function createPipeline(config: Config) {
+export function createPipeline(config: Config, revocations: RevocationCheck) {
   const checkApiKey = createApiKeyCheck(config.keys);
   const resolveClientIp = createClientIpResolver(config.trustedProxies);
   const verifyToken = createLeadTokenVerifier(config.leadToken);
@@ -79,6 +80,9 @@ export function createPipeline(config: Config) {
     // 2. API key
     const key = checkApiKey(header(facts.headers, 'x-apikey'));
     if (key instanceof GatewayError) return refuse(key);
+    if (revocations.isKeyRevoked(key.name)) {
+      return refuse(new GatewayError('revoked_api_key', 'the API key has been revoked'), key);
+    }
     if (key.expiresAtS !== null && facts.nowS >= key.expiresAtS) {
       return refuse(new GatewayError('expired_api_key', 'the API key has expired'), key);
     }
@@ -131,6 +135,12 @@ export function createPipeline(config: Config) {
       }
       const verified = verifyToken(key, token, facts.nowS);
       if (verified instanceof GatewayError) return refuse(verified, key);
+      if (revocations.isLeadTokenRevoked(verified.leadId, verified.iat, facts.nowS)) {
+        return refuse(
+          new GatewayError('revoked_lead_token', "the lead's tokens issued until now have been revoked"),
+          key,
+        );
+      }
       // Both credentials given: both were verified; the lookup checks that they name one lead.
       lead =
         lead === null

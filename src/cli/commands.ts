@@ -12,6 +12,8 @@ const runServe = async (args: string[]) => {
 const runCheck = async (args: string[]) => (await import('./check.js')).runCheck(args);
 const runDigest = async (args: string[]) => (await import('./digest.js')).runDigest(args);
 const runToken = async (args: string[]) => (await import('./token.js')).runToken(args);
+const runRevoke = async (args: string[]) => (await import('./revoke.js')).runRevoke(args);
+const runUnrevoke = async (args: string[]) => (await import('./unrevoke.js')).runUnrevoke(args);
 const runHashKey = async (args: string[]) => (await import('./hash-key.js')).runHashKey(args);
 
 export interface Command {
@@ -83,6 +85,45 @@ Prints an HS256 lead token for one lead. A --ttl longer than the config's lead_t
 ${CONFIG}
 
 ${SECRET}
+`,
+  },
+  revoke: {
+    run: runRevoke,
+    summary: "refuse a key, or a lead's tokens, on every gateway within 1 s; --list",
+    usage: `leadgate revoke --key NAME | --lead LEAD_ID [--reason TEXT] [--by WHO] [--config PATH]
+leadgate revoke --list [--config PATH]
+
+Stores a revocation in the config's shared state store (state.redis); every gateway that uses
+that store applies it within 1 s, without a reload. A revoked key is answered 401
+revoked_api_key everywhere (lookups and the forward-auth listener included) until unrevoke. A
+revoked lead's tokens issued until now are answered 401 revoked_lead_token; tokens issued
+after it (a new lookup, a new Path A token) work, and the revocation lifts itself once no token
+it covers can still be valid (lead_token.ttl_s + max_skew_s later).
+
+Prints what was stored and on how many of the gateways seen in the last 10 s it is applied.
+--list prints what is in force: kind, name, when, by whom, until when, why.
+Exit 0 once stored; 2 on a usage error or a config without state.redis (remove the key from
+the config instead); 1 when the store cannot be reached (nothing was changed).
+
+  --key NAME       a key's name in the config
+  --lead LEAD_ID   a lead id
+  --reason TEXT    why, for --list
+  --by WHO         who revokes (default: the user name, $USER)
+  --list           what is revoked now
+${CONFIG}
+`,
+  },
+  unrevoke: {
+    run: runUnrevoke,
+    summary: 'lift a revocation on every gateway within 1 s',
+    usage: `leadgate unrevoke --key NAME | --lead LEAD_ID [--config PATH]
+
+Removes a revocation from the shared state store; every gateway accepts the key (or the
+lead's tokens) again within 1 s. Exit codes as for revoke.
+
+  --key NAME       a key's name in the config
+  --lead LEAD_ID   a lead id
+${CONFIG}
 `,
   },
   'hash-key': {

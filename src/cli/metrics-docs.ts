@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import { createListenerMetrics } from '../listener/index.js';
 import { createMetrics } from '../observability/metrics.js';
+import { registerRevocationMetrics } from '../revocation/index.js';
 import { poolMetrics } from '../workers/primary.js';
 
 /** One row of the metrics reference: what the code's registries hold. */
@@ -18,6 +19,8 @@ export async function metricRows(): Promise<MetricRow[]> {
   const gateway = createMetrics({ logLinesDropped: () => 0, ready: () => true }).registry;
   // The listeners' own metrics join the gateway's registry when its listeners open.
   createListenerMetrics(gateway, []);
+  // So do the revocation set's, where the process syncs it (a gateway, or a pool's primary).
+  registerRevocationMetrics(gateway, { counts: () => ({ key: 0, lead: 0 }), syncAgeS: () => 0 });
   const pool = poolMetrics(2, () => 2).registry;
   return [...(await rowsOf(gateway, false)), ...(await rowsOf(pool, true))];
 }

@@ -9,6 +9,9 @@ import { linkToSentinel } from './sentinel.js';
 import type { RedisSettings, StoreSettings } from './settings.js';
 import type { StateStore } from './types.js';
 
+export type { RedisLink, Script } from './link.js';
+export { reasonOf, script } from './link.js';
+export type { RedisSettings, StoreSettings } from './settings.js';
 export type { StateStore } from './types.js';
 
 export interface OpenedStore {
@@ -38,7 +41,7 @@ export function openStateStore(
     redis === null
       ? (deps.remote as StateStore)
       : createRedisStore({
-          link: openLink(redis, (reason) =>
+          link: openRedisLink(redis, (reason) =>
             logger.debug({ component: 'state', reason }, 'redis connection error'),
           ),
           keyPrefix: redis.keyPrefix,
@@ -66,7 +69,12 @@ export function openStateStore(
   return { store, local: createMemoryStore() };
 }
 
-function openLink(redis: RedisSettings, onError: (reason: string) => void): RedisLink {
+/**
+ * The one place `state.redis` becomes a connection: one Redis by URL, or the master Sentinel names
+ * now. Every Redis connection leadgate opens (the state store, revocation's sync, the `revoke`
+ * command) comes from here, so a new kind of target is added once.
+ */
+export function openRedisLink(redis: RedisSettings, onError: (reason: string) => void): RedisLink {
   const options = { password: redis.password, connectTimeoutMs: Math.max(redis.timeoutMs, 1_000), onError };
   const target = redis.target;
   return target.kind === 'url' ? linkToUrl(target.url, options) : linkToSentinel(target, options);

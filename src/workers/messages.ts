@@ -1,3 +1,4 @@
+import type { RevocationsHello, RevocationsPush } from '../revocation/index.js';
 import type { StoreReply, StoreRequest } from '../store/messages.js';
 import type { WorkerMetrics } from './metrics.js';
 
@@ -9,6 +10,7 @@ export type FromWorker =
   | { readonly leadgate: 'readiness'; readonly notReady: string | null }
   | { readonly leadgate: 'log'; readonly text: string }
   | { readonly leadgate: 'metrics'; readonly id: number; readonly metrics: WorkerMetrics }
+  | RevocationsHello
   | StoreRequest;
 
 /** What the primary tells a worker. */
@@ -16,4 +18,5 @@ export type FromPrimary =
   | { readonly leadgate: 'drain' }
   | { readonly leadgate: 'reload'; readonly cause: string }
   | { readonly leadgate: 'metrics'; readonly id: number }
+  | RevocationsPush
   | StoreReply;

@@ -5,6 +5,7 @@ import { createConfigWatcher } from '../config/watch.js';
 import { createAdminHandler } from '../http/admin.js';
 import { createListenerMetrics, type Listener, openListener } from '../listener/index.js';
 import { type Logger, sinkOf } from '../observability/log.js';
+import { shareRevocations, startRevocations } from '../revocation/index.js';
 import { answerStoreRequest, STORE_EPOCH_ENV } from '../store/ipc.js';
 import { createMemoryStore } from '../store/memory.js';
 import { waitUntil } from '../util/wait.js';
@@ -53,6 +54,12 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const metrics = createPoolMetrics((worker, id) =>
     worker.send({ leadgate: 'metrics', id } satisfies FromPrimary),
   );
+  // One revocation set per pod: the primary syncs it and sends it whole to every worker.
+  const revocations = startRevocations(config.state, { logger, registry: own.registry });
+  const answerHello = shareRevocations(revocations, (message) => {
+    for (const worker of members.keys()) if (worker.isConnected()) worker.send(message);
+  });
+  await Promise.race([revocations.loaded, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
 
   const fork = () => {
     // The pod's memory store began with the primary: each worker reports that in its metrics.
@@ -65,7 +72,11 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     if (!isOurs<FromWorker>(message)) return;
     const member = members.get(worker);
     if (message.leadgate === 'log') sinkOf(logger).write(message.text);
-    else if (message.leadgate === 'store' && store !== null) worker.send(answerStoreRequest(store, message));
+    else if (message.leadgate === 'revocations-hello') {
+      const reply = answerHello();
+      if (reply !== null) worker.send(reply);
+    } else if (message.leadgate === 'store' && store !== null)
+      worker.send(answerStoreRequest(store, message));
     else if (message.leadgate === 'readiness' && member) member.notReady = message.notReady;
     else if (message.leadgate === 'metrics') metrics.answered(message.id, message.metrics);
     else if (message.leadgate === 'ready' && member) {
@@ -168,6 +179,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
         await waitUntil(() => members.size === 0, (delayS + timeoutS + 5) * 1000);
         for (const worker of members.keys()) worker.process.kill('SIGKILL');
         await admin.close();
+        revocations.close();
         await store?.close();
       })();
       return drained;

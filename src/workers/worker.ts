@@ -1,5 +1,6 @@
 import { type Gateway, startGateway } from '../gateway.js';
 import { createLogger, flushLogger, type Logger } from '../observability/log.js';
+import { type RevocationChannel, receiveRevocations } from '../revocation/index.js';
 import { createIpcStore, STORE_EPOCH_ENV, type WorkerChannel } from '../store/ipc.js';
 import { type FromPrimary, type FromWorker, isOurs } from './messages.js';
 
@@ -13,7 +14,8 @@ const send = (message: FromWorker) => {
 /**
  * One process of a worker pool (`workers` > 1): the whole gateway on the shared API listeners,
  * without its own admin listener. Logs go to the primary (one writer on stdout, lines never
- * interleaved); the store is the primary's memory unless Redis is configured; metrics are sent to
+ * interleaved); the store is the primary's memory unless Redis is configured; the revocation set
+ * is the one the primary syncs and sends; metrics are sent to
  * the primary when it asks (metrics.ts); the primary says when to drain and reload.
  */
 export async function runWorker(configPath: string): Promise<number> {
@@ -31,6 +33,8 @@ export async function runWorker(configPath: string): Promise<number> {
         Number(process.env[STORE_EPOCH_ENV]) || undefined,
       ),
       adminListener: false,
+      // the pod's one revocation set, synced by the primary
+      revocations: receiveRevocations(process as unknown as RevocationChannel),
     });
   } catch (err) {
     logger.fatal({ err: err instanceof Error ? err.message : String(err) }, 'worker cannot start');

@@ -119,6 +119,17 @@ describe.each([
     expect(codeOf(t, key, NOW + 100)).toBe('expired_lead_token');
   });
 
+  it('gives a verified token its iat, or exp − ttl_s without one (what a revocation compares with)', () => {
+    const withIat = verify(key, sign({ lead_id: 'lead-1', iat: NOW - 30, exp: NOW + 600 }), NOW);
+    expect(withIat).toMatchObject({ leadId: 'lead-1', iat: NOW - 30 });
+    const without = verify(key, signRaw({ alg: 'HS256' }, { lead_id: 'lead-1', exp: NOW + 600 }), NOW);
+    expect(without).toMatchObject({ leadId: 'lead-1', iat: NOW + 600 - 3600 });
+    // a cached verification keeps it
+    expect(verify(key, sign({ lead_id: 'lead-1', iat: NOW - 30, exp: NOW + 600 }), NOW)).toMatchObject({
+      iat: NOW - 30,
+    });
+  });
+
   it('holds the lifetime limit at ttl + skew', () => {
     expect(codeOf(sign({ lead_id: 'a', exp: NOW + 3660 }))).toBe('a');
     expect(codeOf(sign({ lead_id: 'a', exp: NOW + 3661 }))).toBe('invalid_lead_token');

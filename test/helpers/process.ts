@@ -16,6 +16,33 @@ export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: 
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** As runCli, without blocking this process: a gateway started in the test keeps serving meanwhile. */
+export function runCliAsync(
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { PATH: process.env.PATH, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => {
+    stdout += c.toString();
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: performance.now() - started });
+    }),
+  );
+}
+
 export interface Served {
   readonly child: ChildProcess;
   readonly apiPort: number;
