@@ -1,14 +1,15 @@
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
+import { openRedisLink } from './connect.js';
 import type { EpochEvents } from './epoch.js';
 import { guardStore } from './guarded.js';
-import { linkToUrl, type RedisLink } from './link.js';
 import { createMemoryStore, type MemoryStore } from './memory.js';
 import { createRedisStore } from './redis.js';
-import { linkToSentinel } from './sentinel.js';
-import type { RedisSettings, StoreSettings } from './settings.js';
+import type { StoreSettings } from './settings.js';
 import type { StateStore } from './types.js';
 
+export { openRedisLink } from './connect.js';
+export type { RedisLink } from './link.js';
 export type { StateStore } from './types.js';
 
 export interface OpenedStore {
@@ -38,7 +39,7 @@ export function openStateStore(
     redis === null
       ? (deps.remote as StateStore)
       : createRedisStore({
-          link: openLink(redis, (reason) =>
+          link: openRedisLink(redis, (reason) =>
             logger.debug({ component: 'state', reason }, 'redis connection error'),
           ),
           keyPrefix: redis.keyPrefix,
@@ -64,12 +65,6 @@ export function openStateStore(
     },
   });
   return { store, local: createMemoryStore() };
-}
-
-function openLink(redis: RedisSettings, onError: (reason: string) => void): RedisLink {
-  const options = { password: redis.password, connectTimeoutMs: Math.max(redis.timeoutMs, 1_000), onError };
-  const target = redis.target;
-  return target.kind === 'url' ? linkToUrl(target.url, options) : linkToSentinel(target, options);
 }
 
 /** CONTRACT §9: a store that began again is one log line and one count, at every gateway. */

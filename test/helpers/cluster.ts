@@ -1,0 +1,211 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, runs } from './optional.js';
+import { REDIS_SERVER } from './redis.js';
+
+export const REDIS_CLI = '/usr/bin/redis-cli';
+export const hasRedisCluster = runs(REDIS_SERVER, ['--version']) && runs(REDIS_CLI, ['--version']);
+
+const run = promisify(execFile);
+
+/** One `redis-server --cluster-enabled yes` of a test cluster. */
+export interface ClusterNode {
+  readonly port: number;
+  /** `host:port`, as `state.redis.cluster.nodes` lists it. */
+  readonly address: string;
+  readonly alive: boolean;
+}
+
+/** Six real redis-servers on 127.0.0.1, three masters with one replica each, no persistence. */
+export interface TestCluster {
+  readonly nodes: readonly ClusterNode[];
+  /** `redis-cli` against one node (`-p` set); its stdout. */
+  cli(port: number, ...args: string[]): Promise<string>;
+  /** The ports of the nodes serving as masters now, each with its slot ranges. */
+  masters(): Promise<{ port: number; id: string; slots: string }[]>;
+  /** The master port serving `key` now. */
+  masterOf(key: string): Promise<number>;
+  /** SIGKILL one node. */
+  kill(port: number): Promise<void>;
+  /** Starts a killed node again on its port, empty, with its old nodes.conf (it rejoins). */
+  restart(port: number): Promise<void>;
+  /** Until every live node says `cluster_state:ok` and agrees on one master per slot range. */
+  waitHealthy(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const exited = (c: ChildProcess) =>
+  new Promise<void>((resolve) =>
+    c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve()),
+  );
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts six nodes and creates the cluster with `redis-cli --cluster create --cluster-replicas 1
+ * --cluster-yes`. A master is failed for the others after `node_timeout_ms` without an answer.
+ * With `create: false` the nodes are started but no cluster is made (call `create()` later).
+ */
+export async function startCluster(
+  options: { nodeTimeoutMs?: number; create?: boolean } = {},
+): Promise<TestCluster & { create(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'leadgate-cluster-'));
+  const nodeTimeout = options.nodeTimeoutMs ?? 1_000;
+  const procs = new Map<number, ChildProcess>();
+  const bus = new Map<number, number>();
+  const ports: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    const port = await freePort();
+    ports.push(port);
+    bus.set(port, await freePort());
+  }
+  const launch = (port: number) =>
+    startNode(
+      [
+        '--port',
+        String(port),
+        '--cluster-port',
+        String(bus.get(port)),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        String(nodeTimeout),
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+      ],
+      (child) => procs.set(port, child),
+    );
+  await Promise.all(ports.map(launch));
+
+  const cli = async (port: number, ...args: string[]) =>
+    (await run(REDIS_CLI, ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 120_000 })).stdout;
+  const alive = (port: number) => {
+    const c = procs.get(port);
+    return c !== undefined && c.exitCode === null && c.signalCode === null;
+  };
+  const masters = async () => {
+    const from = ports.find(alive);
+    if (from === undefined) throw new Error('no node alive');
+    const text = await cli(from, 'cluster', 'nodes');
+    return text
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '))
+      .filter((f) => f[2]?.includes('master') && !f[2]?.includes('fail') && f.length > 8)
+      .map((f) => ({
+        port: Number(f[1]?.split('@')[0]?.split(':')[1]),
+        id: f[0] ?? '',
+        slots: f.slice(8).join(' '),
+      }));
+  };
+  const waitHealthy = async (timeoutMs = 30_000) => {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      let ok = true;
+      for (const port of ports.filter(alive)) {
+        const info = await cli(port, 'cluster', 'info').catch(() => '');
+        if (!info.includes('cluster_state:ok')) ok = false;
+      }
+      if (ok) {
+        const m = await masters().catch(() => []);
+        const covered = m.filter((x) => x.slots !== '').every((x) => alive(x.port));
+        if (covered && m.some((x) => x.slots !== '')) return;
+      }
+      if (Date.now() > until) throw new Error('the test cluster did not become healthy');
+      await sleep(200);
+    }
+  };
+  const create = async () => {
+    await run(
+      REDIS_CLI,
+      [
+        '--cluster',
+        'create',
+        ...ports.map((p) => `127.0.0.1:${p}`),
+        '--cluster-replicas',
+        '1',
+        '--cluster-yes',
+      ],
+      { timeout: 60_000 },
+    );
+    await waitHealthy();
+    // Every replica synced with its master.
+    for (const port of ports) {
+      for (let i = 0; i < 200; i++) {
+        const info = await cli(port, 'info', 'replication');
+        if (info.includes('role:master') || info.includes('master_link_status:up')) break;
+        await sleep(100);
+      }
+    }
+  };
+  if (options.create !== false) await create();
+
+  return {
+    get nodes() {
+      return ports.map((port) => ({ port, address: `127.0.0.1:${port}`, alive: alive(port) }));
+    },
+    cli,
+    masters,
+    async masterOf(key) {
+      const slot = Number((await cli(ports.find(alive) ?? 0, 'cluster', 'keyslot', key)).trim());
+      for (const m of await masters()) {
+        for (const range of m.slots.split(' ')) {
+          const [a, b] = range.split('-').map(Number);
+          if (a !== undefined && slot >= a && slot <= (b ?? a)) return m.port;
+        }
+      }
+      throw new Error(`no master serves slot ${slot}`);
+    },
+    async kill(port) {
+      const c = procs.get(port);
+      c?.kill('SIGKILL');
+      if (c !== undefined) await exited(c);
+    },
+    async restart(port) {
+      await launch(port);
+    },
+    waitHealthy,
+    create,
+    async stop() {
+      const all = [...procs.values()];
+      for (const c of all) c.kill('SIGKILL');
+      await Promise.all(all.map(exited));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function startNode(args: string[], started: (child: ChildProcess) => void): Promise<void> {
+  const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  started(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`redis-server did not start: ${out}`));
+    }, 15_000);
+    child.stdout?.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        child.stdout?.resume();
+        out = '';
+        resolve();
+      }
+    });
+    child.once('exit', () => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited: ${out}`));
+    });
+  });
+}
