@@ -50,7 +50,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function startCluster(
   options: { nodeTimeoutMs?: number; create?: boolean } = {},
-): Promise<TestCluster & { create(): Promise<void> }> {
+): Promise<TestCluster & { create(): Promise<void>; formInSteps(): Promise<() => Promise<void>> }> {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-cluster-'));
   const nodeTimeout = options.nodeTimeoutMs ?? 1_000;
   const procs = new Map<number, ChildProcess>();
@@ -148,6 +148,33 @@ export async function startCluster(
       }
     }
   };
+  /**
+   * Forms the cluster by hand as `--cluster create` does, in two steps: now, the first master's
+   * third of the slots on it alone (it knows no other node: the map it gives has holes); the step
+   * returned assigns the other two thirds, makes the nodes meet and the last three replicas.
+   */
+  const formInSteps = async () => {
+    const [a, b, c] = ports as [number, number, number];
+    await cli(a, 'cluster', 'addslotsrange', '0', '5460');
+    return async () => {
+      await cli(b, 'cluster', 'addslotsrange', '5461', '10922');
+      await cli(c, 'cluster', 'addslotsrange', '10923', '16383');
+      for (const [i, port] of [a, b, c].entries())
+        await cli(port, 'cluster', 'set-config-epoch', String(i + 1));
+      for (const port of ports.slice(1))
+        await cli(a, 'cluster', 'meet', '127.0.0.1', String(port), String(bus.get(port)));
+      await waitHealthy();
+      for (const [i, port] of ports.slice(3).entries()) {
+        const masterId = (await cli(ports[i] as number, 'cluster', 'myid')).trim();
+        for (let k = 0; k < 100; k++) {
+          const out = await cli(port, 'cluster', 'replicate', masterId).catch(() => '');
+          if (out.includes('OK')) break;
+          await sleep(100);
+        }
+      }
+      await waitHealthy();
+    };
+  };
   if (options.create !== false) await create();
 
   return {
@@ -176,6 +203,7 @@ export async function startCluster(
     },
     waitHealthy,
     create,
+    formInSteps,
     async stop() {
       const all = [...procs.values()];
       for (const c of all) c.kill('SIGKILL');
