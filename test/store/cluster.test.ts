@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ask } from '../helpers/client.js';
 import { hasRedisCluster, startCluster, type TestCluster } from '../helpers/cluster.js';
 import { keysYaml, writeConfig } from '../helpers/fixture.js';
 import {
@@ -155,6 +156,8 @@ rate_limits:
       }
       expect(admitted(after)).toBe(0);
       expect(recoveredAt).toBeGreaterThan(0);
+      // The promoted replica's shard began again, for the gateways that claimed on it.
+      expect(Math.max(...(await Promise.all(gateways.map((g) => restarts(g)))))).toBeGreaterThanOrEqual(1);
       // The client alone asks for the slot map 5 s after a master stops answering; the link asks
       // every 250 ms, so the shard serves soon after the cluster promoted its replica.
       expect(recoveredAt - promotedAt).toBeLessThan(2_500);
@@ -176,6 +179,7 @@ rate_limits:
       const masters = await cluster.masters();
       const [from, to] = [masters[0], masters[1]];
       if (from === undefined || to === undefined) throw new Error('three masters expected');
+      const restartsBefore = await Promise.all(gateways.map((g) => restarts(g)));
       const load = steadyLookups(gateways, PREFIX, STEADY);
       await sleep(500);
       const startedAt = Date.now();
@@ -196,10 +200,17 @@ rate_limits:
       const statuses = await burst(gateways, RESHARD_KEY, 3 * LIMIT);
       await resharding;
       const doneAt = Date.now();
-      await sleep(500);
+      await sleep(1_500);
       const sent = await load.stop();
-      const moved = (await cluster.masters()).find((m) => m.id === to.id)?.slots ?? '';
-      expect(moved).not.toBe(to.slots);
+      const toNow = (await cluster.masters()).find((m) => m.id === to.id)?.slots ?? '';
+      expect(toNow).not.toBe(to.slots);
+      // Claims on the slots that moved (their tags' markers with them) admitted after the move,
+      // and no shard counted as having begun again.
+      const onMoved = sent.filter(
+        (s) => inRanges(s.slot, from.slots) && inRanges(s.slot, toNow) && s.at > doneAt,
+      );
+      expect(onMoved.filter((s) => s.answer === '200').length).toBeGreaterThan(0);
+      expect(await Promise.all(gateways.map((g) => restarts(g)))).toEqual(restartsBefore);
       for (const s of sent) expect(['200', '503 store_unavailable']).toContain(s.answer);
       expect(replaysAdmitted(sent)).toBe(0);
       expect(admitted(statuses)).toBe(LIMIT);
@@ -209,6 +220,7 @@ rate_limits:
         admittedOf40: admitted(statuses),
         answers: tally(sent),
         secondsResharding: (doneAt - startedAt) / 1000,
+        admittedOnMovedSlotsAfter: onMoved.filter((s) => s.answer === '200').length,
       });
     }, 120_000);
 
@@ -248,6 +260,12 @@ rate_limits:
     }, 90_000);
   },
 );
+
+/** `leadgate_state_store_restarts_total` of one gateway. */
+async function restarts(gw: Served): Promise<number> {
+  const text = (await ask(gw.adminPort, { path: '/metrics' })).text;
+  return Number(/^leadgate_state_store_restarts_total (\S+)/m.exec(text)?.[1] ?? Number.NaN);
+}
 
 /** A shard's breaker may still be open from the restart: 503 until it answers again. */
 async function retry503(fn: () => Promise<string>): Promise<string> {
