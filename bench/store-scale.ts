@@ -175,6 +175,7 @@ try {
     target: {
       kind: 'cluster',
       nodes: cluster.nodes.slice(0, 1).map((n) => ({ host: '127.0.0.1', port: n.port })),
+      tls: false,
     },
     password: undefined,
     timeoutMs: 1_000,

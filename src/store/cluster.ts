@@ -12,6 +12,8 @@ import {
 export interface ClusterSettings {
   /** Seed nodes: any one that answers is enough; the others are learnt from it. */
   readonly nodes: readonly { readonly host: string; readonly port: number }[];
+  /** TLS to every node, each verified by the name or address the cluster announces for it. */
+  readonly tls: boolean;
 }
 
 /** A link to a Redis Cluster: every call goes to the master serving its keys' slot now. */
@@ -29,6 +31,8 @@ export interface ClusterLink extends RedisLink {
 export const REFRESH_WHILE_DOWN_MS = 250;
 /** At most this often after the client failed to route a call (a slot map with holes). */
 const REFRESH_AFTER_HOLE_MS = 250;
+/** How long to wait before asking the seed nodes again when none answered. */
+const RETRY_CONNECT_MS = 1_000;
 /** TRYAGAIN (a script's keys split by a slot migration under way): retries, this far apart. */
 const TRYAGAIN_RETRIES = 3;
 const TRYAGAIN_WAIT_MS = 5;
@@ -55,7 +59,11 @@ export function keySlot(key: string): number {
  *   slot map again and fails as the store being unavailable.
  */
 export function linkToCluster(settings: ClusterSettings, options: LinkOptions): ClusterLink {
-  const socket = { connectTimeout: options.connectTimeoutMs, reconnectStrategy };
+  const socket = {
+    connectTimeout: options.connectTimeoutMs,
+    reconnectStrategy,
+    ...(settings.tls ? { tls: true as const } : {}),
+  };
   const client = nodeRedis().createCluster({
     rootNodes: settings.nodes.map((n) => ({ socket: { host: n.host, port: n.port } })),
     defaults: {
@@ -125,6 +133,9 @@ export function linkToCluster(settings: ClusterSettings, options: LinkOptions): 
   }, 1_000);
   prune.unref();
 
+  // No node answered (down, or refused our TLS): ask again every second until one does. The
+  // timer is not unref'd: like a reconnecting socket, it keeps a starting process alive.
+  let retry: NodeJS.Timeout | null = null;
   const connect = async (): Promise<void> => {
     for (;;) {
       try {
@@ -134,7 +145,10 @@ export function linkToCluster(settings: ClusterSettings, options: LinkOptions): 
       } catch (err) {
         options.onError(reasonOf(err));
         if (closed) return new Promise(() => {});
-        await new Promise((resolve) => setTimeout(resolve, 1_000).unref());
+        await new Promise((resolve) => {
+          retry = setTimeout(resolve, RETRY_CONNECT_MS);
+        });
+        if (closed) return new Promise(() => {});
       }
     }
   };
@@ -169,9 +183,14 @@ export function linkToCluster(settings: ClusterSettings, options: LinkOptions): 
     onReady: (listener) => ready.push(listener),
     close() {
       closed = true;
+      if (retry !== null) clearTimeout(retry);
       clearInterval(poll);
       clearInterval(prune);
-      client.destroy();
+      try {
+        client.destroy();
+      } catch {
+        // never connected
+      }
     },
   };
 }

@@ -26,6 +26,8 @@ export const redisSettingsSchema = z
       .strictObject({
         /** Seed nodes; one that answers is enough, the others are learnt from it. */
         nodes: z.array(hostPort).min(1),
+        /** In-transit encryption to every node (the system's CAs, plus NODE_EXTRA_CA_CERTS). */
+        tls: z.boolean().default(false),
       })
       .optional(),
     password: z.string().min(1).optional(),
@@ -70,6 +72,8 @@ export const storeMeanings: Readonly<Record<string, string>> = {
     'sentinels as `host:port` (one is enough to start; the others are learnt from it)',
   'state.redis.cluster.nodes':
     'Redis Cluster (or a managed cluster-mode endpoint): seed nodes as `host:port`; one that answers is enough at start, the rest is learnt from it; `MOVED`/`ASK` are followed without a restart',
+  'state.redis.cluster.tls':
+    "TLS to every node (a managed service's in-transit encryption), verified against the system's CAs and `NODE_EXTRA_CA_CERTS`; the nodes' names or addresses as the cluster announces them must be in their certificates",
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own ${VAR} placeholder, shown as written
   'state.redis.password': "the master's and replicas' password (`${REDIS_PASSWORD}`); or in the URL",
   'state.redis.password_file': 'or read the password from this file (a mounted Secret)',
@@ -104,7 +108,7 @@ function resolveRedisSettings(
   }
   const target: RedisTarget =
     raw.cluster !== undefined
-      ? { kind: 'cluster', nodes: raw.cluster.nodes.map(parseHostPort) }
+      ? { kind: 'cluster', nodes: raw.cluster.nodes.map(parseHostPort), tls: raw.cluster.tls }
       : raw.sentinel !== undefined
         ? { kind: 'sentinel', master: raw.sentinel.master, nodes: raw.sentinel.nodes.map(parseHostPort) }
         : { kind: 'url', url: raw.url ?? '' };

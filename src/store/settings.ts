@@ -9,7 +9,12 @@ export type RedisTarget =
       readonly master: string;
       readonly nodes: readonly { readonly host: string; readonly port: number }[];
     }
-  | { readonly kind: 'cluster'; readonly nodes: readonly { readonly host: string; readonly port: number }[] };
+  | {
+      readonly kind: 'cluster';
+      readonly nodes: readonly { readonly host: string; readonly port: number }[];
+      /** TLS to every node. */
+      readonly tls: boolean;
+    };
 
 export interface RedisSettings {
   readonly target: RedisTarget;

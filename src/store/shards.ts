@@ -125,18 +125,30 @@ export function clusterPlaces(link: RedisLink, prefix: string, events: EpochEven
   };
 }
 
-/** Every tag's first adoption is one epoch for the logs; a tag whose shard began again is one more. */
+/**
+ * One shard's news is one event, not one per tag: a tag's first adoption is reported only when
+ * newer than every epoch reported so far; a tag that began again, only when no other did in the
+ * last RESTART_WINDOW_MS (the other tags of the same shard find it within that).
+ */
 function perShard(events: EpochEvents, beganAgain: () => void): EpochEvents {
   let reported: number | null = null;
+  let lastRestart = Number.NEGATIVE_INFINITY;
   return {
     began(epochMs, previous, reason) {
-      if (previous !== null) beganAgain();
-      if (previous === null && reported !== null && epochMs <= reported) return;
+      if (previous !== null) {
+        beganAgain();
+        if (Date.now() - lastRestart < RESTART_WINDOW_MS) return;
+        lastRestart = Date.now();
+      } else if (reported !== null && epochMs <= reported) return;
       reported = Math.max(reported ?? 0, epochMs);
       events.began(epochMs, previous, reason);
     },
   };
 }
+
+/** Tags of one shard that began again are found within this (every marker is read at once). */
+const RESTART_WINDOW_MS = 2_000;
+
 /** On a cluster, the key a claim of `id` is written at and its tag's marker. */
 export function clusterClaimKeys(prefix: string, id: string): { key: string; marker: string } {
   const tag = clusterTags()[tagIndex(id)] as string;

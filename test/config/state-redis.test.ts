@@ -81,6 +81,7 @@ describe('state.redis', () => {
         { host: 'redis-0.redis', port: 6379 },
         { host: '10.0.0.7', port: 6380 },
       ],
+      tls: false,
     });
     const withUrl = problems(
       write(`    url: redis://127.0.0.1:6379

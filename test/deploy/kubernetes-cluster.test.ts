@@ -60,6 +60,7 @@ describe('deploy/kubernetes/components/redis-cluster', () => {
     expect(config.state.redis?.target).toEqual({
       kind: 'cluster',
       nodes: [{ host: 'leadgate-redis-cluster', port: 6379 }],
+      tls: false,
     });
     expect(config.state.redis?.password).toBe(password);
     expect(config.digest.singleUse).toBe(true);

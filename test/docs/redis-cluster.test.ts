@@ -28,6 +28,7 @@ ${blocks[0]?.text ?? ''}${keysYaml()}`,
         { host: 'redis-1.redis', port: 6379 },
         { host: 'redis-2.redis', port: 6379 },
       ],
+      tls: false,
     });
     expect(config.state.redis?.password).toBe('from-the-environment');
     expect(config.digest.singleUse).toBe(true);

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -49,14 +49,23 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * With `create: false` the nodes are started but no cluster is made (call `create()` later).
  */
 export async function startCluster(
-  options: { nodeTimeoutMs?: number; create?: boolean } = {},
+  options: {
+    nodeTimeoutMs?: number;
+    create?: boolean;
+    /** TLS only (clients, the cluster bus, replication), with this certificate: see testCertificates. */
+    tls?: TestCertificates;
+    /** Three masters only, no replicas. */
+    mastersOnly?: boolean;
+  } = {},
 ): Promise<TestCluster & { create(): Promise<void>; formInSteps(): Promise<() => Promise<void>> }> {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-cluster-'));
   const nodeTimeout = options.nodeTimeoutMs ?? 1_000;
   const procs = new Map<number, ChildProcess>();
   const bus = new Map<number, number>();
   const ports: number[] = [];
-  for (let i = 0; i < 6; i++) {
+  const count = options.mastersOnly === true ? 3 : 6;
+  const tls = options.tls;
+  for (let i = 0; i < count; i++) {
     const port = await freePort();
     ports.push(port);
     bus.set(port, await freePort());
@@ -64,8 +73,26 @@ export async function startCluster(
   const launch = (port: number) =>
     startNode(
       [
-        '--port',
-        String(port),
+        ...(tls === undefined
+          ? ['--port', String(port)]
+          : [
+              '--port',
+              '0',
+              '--tls-port',
+              String(port),
+              '--tls-cluster',
+              'yes',
+              '--tls-replication',
+              'yes',
+              '--tls-cert-file',
+              tls.cert,
+              '--tls-key-file',
+              tls.key,
+              '--tls-ca-cert-file',
+              tls.ca,
+              '--tls-auth-clients',
+              'no',
+            ]),
         '--cluster-port',
         String(bus.get(port)),
         '--bind',
@@ -87,8 +114,10 @@ export async function startCluster(
     );
   await Promise.all(ports.map(launch));
 
+  const tlsArgs = tls === undefined ? [] : ['--tls', '--cacert', tls.ca];
   const cli = async (port: number, ...args: string[]) =>
-    (await run(REDIS_CLI, ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 120_000 })).stdout;
+    (await run(REDIS_CLI, [...tlsArgs, '-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 120_000 }))
+      .stdout;
   const alive = (port: number) => {
     const c = procs.get(port);
     return c !== undefined && c.exitCode === null && c.signalCode === null;
@@ -129,11 +158,12 @@ export async function startCluster(
     await run(
       REDIS_CLI,
       [
+        ...tlsArgs,
         '--cluster',
         'create',
         ...ports.map((p) => `127.0.0.1:${p}`),
         '--cluster-replicas',
-        '1',
+        options.mastersOnly === true ? '0' : '1',
         '--cluster-yes',
       ],
       { timeout: 60_000 },
@@ -175,7 +205,20 @@ export async function startCluster(
       await waitHealthy();
     };
   };
-  if (options.create !== false) await create();
+  const stopAll = async () => {
+    const all = [...procs.values()];
+    for (const c of all) c.kill('SIGKILL');
+    await Promise.all(all.map(exited));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  if (options.create !== false) {
+    try {
+      await create();
+    } catch (err) {
+      await stopAll();
+      throw err;
+    }
+  }
 
   return {
     get nodes() {
@@ -204,13 +247,66 @@ export async function startCluster(
     waitHealthy,
     create,
     formInSteps,
-    async stop() {
-      const all = [...procs.values()];
-      for (const c of all) c.kill('SIGKILL');
-      await Promise.all(all.map(exited));
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: stopAll,
   };
+}
+
+export interface TestCertificates {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** A CA of this test's own and a certificate it signed for 127.0.0.1 (openssl), in `dir`. */
+export async function testCertificates(dir: string): Promise<TestCertificates> {
+  const at = (f: string) => join(dir, f);
+  const ssl = (...args: string[]) => run('openssl', args, { timeout: 60_000 });
+  await ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    at('ca.key'),
+    '-out',
+    at('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=leadgate-test-ca',
+  );
+  await ssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    at('node.key'),
+    '-out',
+    at('node.csr'),
+    '-subj',
+    '/CN=127.0.0.1',
+  );
+  writeFileSync(at('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  await ssl(
+    'x509',
+    '-req',
+    '-in',
+    at('node.csr'),
+    '-CA',
+    at('ca.pem'),
+    '-CAkey',
+    at('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    at('node.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    at('san.ext'),
+  );
+  return { ca: at('ca.pem'), cert: at('node.pem'), key: at('node.key') };
 }
 
 function startNode(args: string[], started: (child: ChildProcess) => void): Promise<void> {

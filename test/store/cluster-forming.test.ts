@@ -49,7 +49,7 @@ digest: { single_use: true }`,
       const rest = await cluster.formInSteps();
       const [host, port] = (cluster.nodes[0]?.address ?? '').split(':');
       const link = linkToCluster(
-        { nodes: [{ host: host ?? '', port: Number(port) }] },
+        { nodes: [{ host: host ?? '', port: Number(port) }], tls: false },
         { password: undefined, connectTimeoutMs: 1_000, onError: () => {} },
       );
       await link.ready;
