@@ -26,6 +26,8 @@ export interface TestCluster {
   cli(port: number, ...args: string[]): Promise<string>;
   /** The ports of the nodes serving as masters now, each with its slot ranges. */
   masters(): Promise<{ port: number; id: string; slots: string }[]>;
+  /** The ports of the replicas of the master with node id `id`. */
+  replicasOf(id: string): Promise<number[]>;
   /** The master port serving `key` now. */
   masterOf(key: string): Promise<number>;
   /** SIGKILL one node. */
@@ -226,6 +228,15 @@ export async function startCluster(
     },
     cli,
     masters,
+    async replicasOf(id) {
+      const text = await cli(ports.find(alive) ?? 0, 'cluster', 'nodes');
+      return text
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' '))
+        .filter((f) => f[2]?.includes('slave') && f[3] === id)
+        .map((f) => Number(f[1]?.split('@')[0]?.split(':')[1]));
+    },
     async masterOf(key) {
       const slot = Number((await cli(ports.find(alive) ?? 0, 'cluster', 'keyslot', key)).trim());
       for (const m of await masters()) {
