@@ -148,9 +148,11 @@ export async function startCluster(
         if (!info.includes('cluster_state:ok')) ok = false;
       }
       if (ok) {
+        // Every slot served by a master that is alive and that no node suspects (`fail?`).
         const m = await masters().catch(() => []);
-        const covered = m.filter((x) => x.slots !== '').every((x) => alive(x.port));
-        if (covered && m.some((x) => x.slots !== '')) return;
+        const served = m.filter((x) => x.slots !== '');
+        if (served.every((x) => alive(x.port)) && slotCount(served.map((x) => x.slots).join(' ')) === 16384)
+          return;
       }
       if (Date.now() > until) throw new Error('the test cluster did not become healthy');
       await sleep(200);
@@ -260,6 +262,17 @@ export async function startCluster(
     formInSteps,
     stop: stopAll,
   };
+}
+
+/** How many slots ranges written as CLUSTER NODES does (`0-5460 10923`) hold; `[…]` entries not. */
+function slotCount(ranges: string): number {
+  let n = 0;
+  for (const range of ranges.split(' ')) {
+    if (range === '' || range.startsWith('[')) continue;
+    const [a, b] = range.split('-').map(Number);
+    if (a !== undefined) n += (b ?? a) - a + 1;
+  }
+  return n;
 }
 
 export interface TestCertificates {
