@@ -1,5 +1,5 @@
 import { withTimeout } from './guarded.js';
-import { type RedisLink, script } from './link.js';
+import { type RedisLink, type Script, script } from './link.js';
 
 /**
  * CONTRACT §9, single use outlives a store that loses its data. The marker key holds
@@ -48,9 +48,16 @@ export interface EpochEvents {
 
 /**
  * This gateway's view of the marker: adopted before the first claim on each new connection or
- * master, again whenever a claim finds it changed, and every second besides.
+ * master, again whenever a claim finds it changed, and every second besides. `adoptScript` reads
+ * (or writes) the marker and answers `{marker, why}`, the epoch in ms first in the marker; a new
+ * marker text with the same epoch (a cluster slot that moved to another master) is no new epoch.
  */
-export function trackEpoch(link: RedisLink, markerKey: string, events: EpochEvents) {
+export function trackEpoch(
+  link: RedisLink,
+  markerKey: string,
+  events: EpochEvents,
+  adoptScript: Script = ADOPT,
+) {
   let known: Epoch | null = null;
   /** The last marker adopted, kept across reconnects: a change from it is a store that began again. */
   let last: Epoch | null = null;
@@ -60,11 +67,13 @@ export function trackEpoch(link: RedisLink, markerKey: string, events: EpochEven
   const adopt = (): Promise<Epoch> => {
     if (adopting !== null) return adopting;
     const started = generation;
-    const run = withTimeout(link.run(ADOPT, [markerKey], []), ADOPT_TIMEOUT_MS).then((reply) => {
+    const run = withTimeout(link.run(adoptScript, [markerKey], []), ADOPT_TIMEOUT_MS).then((reply) => {
       const [marker, wrote] = reply as [string, string];
       const epoch = { marker, epochMs: Number(marker.slice(0, marker.indexOf(' '))) };
       if (last?.marker !== marker) {
-        events.began(epoch.epochMs, last?.epochMs ?? null, wrote === '' ? 'adopted' : wrote);
+        if (last?.epochMs !== epoch.epochMs) {
+          events.began(epoch.epochMs, last?.epochMs ?? null, wrote === '' ? 'adopted' : wrote);
+        }
         last = epoch;
       }
       // A new server since this started: its answer may come from the old one.

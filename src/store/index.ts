@@ -1,14 +1,14 @@
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
+import { openRedisLink } from './connect.js';
 import type { EpochEvents } from './epoch.js';
 import { guardStore } from './guarded.js';
-import { linkToUrl, type RedisLink } from './link.js';
 import { createMemoryStore, type MemoryStore } from './memory.js';
 import { createRedisStore } from './redis.js';
-import { linkToSentinel } from './sentinel.js';
-import type { RedisSettings, StoreSettings } from './settings.js';
+import type { StoreSettings } from './settings.js';
 import type { StateStore } from './types.js';
 
+export { openRedisLink } from './connect.js';
 export type { RedisLink, Script } from './link.js';
 export { reasonOf, script } from './link.js';
 export type { RedisSettings, StoreSettings } from './settings.js';
@@ -67,17 +67,6 @@ export function openStateStore(
     },
   });
   return { store, local: createMemoryStore() };
-}
-
-/**
- * The one place `state.redis` becomes a connection: one Redis by URL, or the master Sentinel names
- * now. Every Redis connection leadgate opens (the state store, revocation's sync, the `revoke`
- * command) comes from here, so a new kind of target is added once.
- */
-export function openRedisLink(redis: RedisSettings, onError: (reason: string) => void): RedisLink {
-  const options = { password: redis.password, connectTimeoutMs: Math.max(redis.timeoutMs, 1_000), onError };
-  const target = redis.target;
-  return target.kind === 'url' ? linkToUrl(target.url, options) : linkToSentinel(target, options);
 }
 
 /** CONTRACT §9: a store that began again is one log line and one count, at every gateway. */

@@ -37,6 +37,10 @@ export interface RedisLink {
   /** `listener` runs when a connection is ready for calls again (after a reconnect, a failover). */
   onReady(listener: () => void): void;
   close(): void;
+  /** A Redis Cluster (store/cluster.ts): calls go to the master serving their keys' slot. */
+  readonly cluster?: true;
+  /** A Redis Cluster: the address of the master serving `key`'s slot now ('' when unknown). */
+  shardOf?(key: string): string;
 }
 
 /** What every Redis link runs with. */

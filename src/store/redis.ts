@@ -1,6 +1,7 @@
 import type { GcraVerdict } from '../gcra/gcra.js';
-import { CLAIM, type EpochEvents, trackEpoch } from './epoch.js';
+import type { EpochEvents } from './epoch.js';
 import { type RedisLink, script } from './link.js';
+import { clusterPlaces, singlePlace } from './shards.js';
 import { type Claim, type StateStore, StoreUnavailableError, stampedBefore } from './types.js';
 
 /**
@@ -31,21 +32,27 @@ export interface RedisStoreOptions {
 }
 
 /**
- * Redis (one URL or the master Sentinel names): single use is `SET NX PX` in a script that also
- * checks the store has not begun again since this gateway last looked (store/epoch.ts), rate
- * limits the GCRA script. Each is one round trip; a store that began again costs one more, once.
+ * Redis (one URL, the master Sentinel names, or a Redis Cluster): single use is `SET NX PX` in a
+ * script that also checks the store (on a cluster: the shard holding the claim) has not begun
+ * again since this gateway last looked (store/epoch.ts, store/shards.ts), rate limits the GCRA
+ * script on one key. Each is one round trip on one slot; a store that began again costs one
+ * more, once.
  */
 export function createRedisStore(options: RedisStoreOptions): StateStore {
   const { link, keyPrefix: prefix } = options;
-  const marker = `${prefix}epoch`;
-  const epoch = trackEpoch(link, marker, options.epoch);
+  const places =
+    link.cluster === true
+      ? clusterPlaces(link, prefix, options.epoch)
+      : singlePlace(link, prefix, options.epoch);
+  const shardOf = link.shardOf?.bind(link);
 
   async function claimOnce(id: string, ttlMs: number, stampedS: number): Promise<Claim> {
     const ttl = String(Math.max(1, Math.ceil(ttlMs)));
+    const { key, marker, claim, epoch } = places.place(id);
     let known = await epoch.current();
     for (let attempt = 0; attempt < 2; attempt++) {
       if (stampedBefore(stampedS, known.epochMs)) return 'stale';
-      const reply = await link.run(CLAIM, [`${prefix}${id}`, marker], [ttl, known.marker]);
+      const reply = await link.run(claim, [key, marker], [ttl, known.marker]);
       if (reply === 1) return 'claimed';
       if (reply === 0) return 'replayed';
       known = await epoch.changed();
@@ -57,7 +64,7 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
     kind: 'redis',
     // Ready once the marker is adopted; while that fails, pending like a first connect that fails.
     ready: link.ready
-      .then(() => epoch.current())
+      .then(() => places.adoptAll())
       .then(
         () => {},
         (): Promise<void> => new Promise(() => {}),
@@ -69,8 +76,14 @@ export function createRedisStore(options: RedisStoreOptions): StateStore {
       const reply = (await link.run(GCRA, [`${prefix}${id}`], args)) as [number, number, number];
       return { allowed: reply[0] === 1, tatUs: 0, remaining: reply[1], waitUs: reply[2] };
     },
+    ...(shardOf === undefined
+      ? {}
+      : {
+          shardOf: (id: string, op: 'claim' | 'spend') =>
+            shardOf(op === 'claim' ? places.place(id).key : `${prefix}${id}`),
+        }),
     async close() {
-      epoch.stop();
+      places.stop();
       link.close();
     },
   };

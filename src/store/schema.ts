@@ -8,8 +8,9 @@ const hostPort = z
   .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/, 'must be host:port, e.g. redis-sentinel-0:26379');
 
 /**
- * `state.redis` (CONTRACT §8, §9): one Redis by `url`, or Redis with Sentinel by `sentinel`, not
- * both; the password in the URL, in `password`, or in `password_file`.
+ * `state.redis` (CONTRACT §8, §9, §12): exactly one of one Redis by `url`, Redis with Sentinel by
+ * `sentinel`, or a Redis Cluster by `cluster`; the password in the URL, in `password`, or in
+ * `password_file`.
  */
 export const redisSettingsSchema = z
   .strictObject({
@@ -21,16 +22,26 @@ export const redisSettingsSchema = z
         nodes: z.array(hostPort).min(1),
       })
       .optional(),
+    cluster: z
+      .strictObject({
+        /** Seed nodes; one that answers is enough, the others are learnt from it. */
+        nodes: z.array(hostPort).min(1),
+        /** In-transit encryption to every node (the system's CAs, plus NODE_EXTRA_CA_CERTS). */
+        tls: z.boolean().default(false),
+      })
+      .optional(),
     password: z.string().min(1).optional(),
     password_file: z.string().min(1).optional(),
     timeout_ms: positive.default(50),
     key_prefix: z.string().default('leadgate:'),
   })
   .superRefine((redis, ctx) => {
-    if ((redis.url === undefined) === (redis.sentinel === undefined)) {
+    const set = [redis.url, redis.sentinel, redis.cluster].filter((v) => v !== undefined).length;
+    if (set !== 1) {
       ctx.addIssue({
         code: 'custom',
-        message: 'set either url (one Redis) or sentinel (Redis with Sentinel)',
+        message:
+          'set exactly one of url (one Redis), sentinel (Redis with Sentinel) or cluster (Redis Cluster)',
       });
     }
     if (redis.password !== undefined && redis.password_file !== undefined) {
@@ -54,11 +65,15 @@ export const storeSchema = z
 /** What each `state:` field means, for `leadgate docs` and docs/reference/config.md. */
 export const storeMeanings: Readonly<Record<string, string>> = {
   'state.redis.url':
-    'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory. Either `url` or `sentinel`',
+    'Redis (`redis://` or `rediss://`, user and password in the URL) for single-use digests and rate limits across replicas; without it, memory. Exactly one of `url`, `sentinel` or `cluster`',
   'state.redis.sentinel.master':
     'Redis with Sentinel: the master set name (`sentinel monitor <name> …`); every call goes to the master the sentinels name now, a failover is followed without a restart',
   'state.redis.sentinel.nodes':
     'sentinels as `host:port` (one is enough to start; the others are learnt from it)',
+  'state.redis.cluster.nodes':
+    'Redis Cluster (or a managed cluster-mode endpoint): seed nodes as `host:port`; one that answers is enough at start, the rest is learnt from it; `MOVED`/`ASK` are followed without a restart',
+  'state.redis.cluster.tls':
+    "TLS to every node (a managed service's in-transit encryption), verified against the system's CAs and `NODE_EXTRA_CA_CERTS`; the nodes' names or addresses as the cluster announces them must be in their certificates",
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the config's own ${VAR} placeholder, shown as written
   'state.redis.password': "the master's and replicas' password (`${REDIS_PASSWORD}`); or in the URL",
   'state.redis.password_file': 'or read the password from this file (a mounted Secret)',
@@ -92,9 +107,11 @@ function resolveRedisSettings(
     password = content.replace(/\r?\n$/, '');
   }
   const target: RedisTarget =
-    raw.sentinel === undefined
-      ? { kind: 'url', url: raw.url ?? '' }
-      : { kind: 'sentinel', master: raw.sentinel.master, nodes: raw.sentinel.nodes.map(parseHostPort) };
+    raw.cluster !== undefined
+      ? { kind: 'cluster', nodes: raw.cluster.nodes.map(parseHostPort), tls: raw.cluster.tls }
+      : raw.sentinel !== undefined
+        ? { kind: 'sentinel', master: raw.sentinel.master, nodes: raw.sentinel.nodes.map(parseHostPort) }
+        : { kind: 'url', url: raw.url ?? '' };
   return { target, password, timeoutMs: raw.timeout_ms, keyPrefix: raw.key_prefix };
 }
 

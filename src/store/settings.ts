@@ -1,10 +1,19 @@
-/** Where the store's master is found: one Redis by URL, or the master Sentinel names now. */
+/**
+ * Where the store's master is found: one Redis by URL, the master Sentinel names now, or the
+ * masters of a Redis Cluster (each key on the master serving its slot).
+ */
 export type RedisTarget =
   | { readonly kind: 'url'; readonly url: string }
   | {
       readonly kind: 'sentinel';
       readonly master: string;
       readonly nodes: readonly { readonly host: string; readonly port: number }[];
+    }
+  | {
+      readonly kind: 'cluster';
+      readonly nodes: readonly { readonly host: string; readonly port: number }[];
+      /** TLS to every node. */
+      readonly tls: boolean;
     };
 
 export interface RedisSettings {

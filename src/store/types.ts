@@ -20,6 +20,11 @@ export interface StateStore {
   /** One GCRA step on bucket `id`. */
   spend(id: string, bucket: Bucket): Promise<GcraVerdict>;
   close(): Promise<void>;
+  /**
+   * A Redis Cluster: the master (its address) that a call for `id` goes to now, so that a shard
+   * that is down pauses only its own calls (guarded.ts keeps one breaker per shard).
+   */
+  shardOf?(id: string, op: 'claim' | 'spend'): string;
   /** Redis: `listener` runs when a connection (a new master's included) is ready to answer. */
   onConnected?(listener: () => void): void;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 
-/** CONTRACT §9: `state.redis` is either `url` or `sentinel`, with a password in either form. */
+/** CONTRACT §9, §12: `state.redis` is exactly one of `url`, `sentinel` or `cluster`, with a password in either form. */
 function write(redis: string, files: Record<string, string> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-redis-config-'));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
@@ -58,8 +58,8 @@ describe('state.redis', () => {
       write(`    url: redis://127.0.0.1:6379
     sentinel: { master: m, nodes: ["s:26379"] }`),
     );
-    expect(both.join('\n')).toMatch(/state\.redis.*either url .* or sentinel/);
-    expect(problems(write('    timeout_ms: 50')).join('\n')).toMatch(/either url .* or sentinel/);
+    expect(both.join('\n')).toMatch(/state\.redis.*exactly one of url .*, sentinel .* or cluster/);
+    expect(problems(write('    timeout_ms: 50')).join('\n')).toMatch(/exactly one of url/);
     const passwords = problems(
       write(`    url: redis://127.0.0.1:6379
     password: a
@@ -68,6 +68,34 @@ describe('state.redis', () => {
     expect(passwords.join('\n')).toMatch(/state\.redis\.password_file.*not both/);
     expect(problems(write('    sentinel: { master: m, nodes: ["sentinel-0"] }')).join('\n')).toMatch(
       /state\.redis\.sentinel\.nodes.*host:port/,
+    );
+  });
+
+  it('takes cluster with its seed nodes; refuses it beside url or sentinel, with the file and line', () => {
+    const path = write(`    cluster: { nodes: ["redis-0.redis:6379", "10.0.0.7:6380"] }
+    password: s3cret`);
+    const redis = loadConfig(path, { env: {} }).state.redis;
+    expect(redis?.target).toEqual({
+      kind: 'cluster',
+      nodes: [
+        { host: 'redis-0.redis', port: 6379 },
+        { host: '10.0.0.7', port: 6380 },
+      ],
+      tls: false,
+    });
+    const withUrl = problems(
+      write(`    url: redis://127.0.0.1:6379
+    cluster: { nodes: ["redis-0:6379"] }`),
+    ).join('\n');
+    expect(withUrl).toMatch(/gateway\.yaml:\d+.*state\.redis.*exactly one of url/);
+    const withSentinel = problems(
+      write(`    sentinel: { master: m, nodes: ["s:26379"] }
+    cluster: { nodes: ["redis-0:6379"] }`),
+    ).join('\n');
+    expect(withSentinel).toMatch(/state\.redis.*exactly one of/);
+    expect(problems(write('    cluster: { nodes: [] }')).join('\n')).toMatch(/state\.redis\.cluster\.nodes/);
+    expect(problems(write('    cluster: { nodes: ["redis-0"] }')).join('\n')).toMatch(
+      /state\.redis\.cluster\.nodes.*host:port/,
     );
   });
 

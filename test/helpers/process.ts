@@ -3,8 +3,16 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { ask } from './client.js';
 
-/** The compiled binary, as `npm i -g` would run it: plain node, no test-runner interop. */
-export const BIN = fileURLToPath(new URL('../../dist/src/main.js', import.meta.url));
+/**
+ * The compiled binary, as `npm i -g` would run it: plain node, no test-runner interop. (From a
+ * compiled bench, this file is dist/test/helpers/process.js itself.)
+ */
+export const BIN = fileURLToPath(
+  new URL(
+    import.meta.url.includes('/dist/test/') ? '../../src/main.js' : '../../dist/src/main.js',
+    import.meta.url,
+  ),
+);
 
 export function runCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string } = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], {

@@ -75,4 +75,41 @@ describe('guarded store', () => {
     expect(ev.seen.at(-1)).toBe('up');
     expect(await store.spend('x', bucketOf(1, 1, 0))).toMatchObject({ allowed: true });
   });
+
+  it('keeps one breaker per shard: a shard that is down pauses only its own calls', async () => {
+    let now = 0;
+    const memory = createMemoryStore();
+    const down = new Set(['10.0.0.1:6379']);
+    let calls = 0;
+    // Ids starting with "a" live on the first master, the others on the second.
+    const shardOf = (id: string) => (id.startsWith('a') ? '10.0.0.1:6379' : '10.0.0.2:6379');
+    const inner: StateStore = {
+      kind: 'redis',
+      ready: Promise.resolve(),
+      claimOnce(id, ttl, stampedS) {
+        calls++;
+        if (down.has(shardOf(id))) return Promise.reject(new Error('ECONNREFUSED'));
+        return memory.claimOnce(id, ttl, stampedS);
+      },
+      spend: (id, b) => memory.spend(id, b),
+      shardOf,
+      close: async () => {},
+    };
+    const ev = events();
+    const store = guardStore(inner, 50, ev, () => now);
+    for (let i = 0; i < FAILURES_TO_OPEN; i++) {
+      await expect(store.claimOnce(`a${i}`, 1000, NOW_S)).rejects.toThrow();
+      // The other shard answers in between: its calls do not reset the first one's count.
+      expect(await store.claimOnce(`b${i}`, 1000, NOW_S)).toBe('claimed');
+    }
+    expect(ev.seen.filter((e) => e === 'down')).toHaveLength(1);
+    const opened = calls;
+    await expect(store.claimOnce('a9', 1000, NOW_S)).rejects.toThrow(/paused/);
+    expect(calls).toBe(opened);
+    expect(await store.claimOnce('b9', 1000, NOW_S)).toBe('claimed');
+    down.clear();
+    now += OPEN_MS;
+    expect(await store.claimOnce('a10', 1000, NOW_S)).toBe('claimed');
+    expect(ev.seen.at(-1)).toBe('up');
+  });
 });

@@ -1,0 +1,207 @@
+import { execFileSync } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { leadDigest } from '../src/client/index.js';
+import { openRedisLink } from '../src/store/connect.js';
+import { createRedisStore } from '../src/store/redis.js';
+import type { RedisSettings } from '../src/store/settings.js';
+import { startCluster } from '../test/helpers/cluster.js';
+import { KEYS, keysYaml, writeConfig } from '../test/helpers/fixture.js';
+import { serve } from '../test/helpers/process.js';
+import { startRedis } from '../test/helpers/redis.js';
+import { startRecordingUpstream } from '../test/helpers/upstream.js';
+
+/**
+ * `npm run bench:store` (issue 50): the shared store at scale, one Redis against a 3-master
+ * Redis Cluster (six nodes, one replica each), on this machine:
+ * - the store alone: single-use claims per second from one process through the store leadgate
+ *   uses (256 calls in flight: the process, not Redis, is the limit on a small machine), the
+ *   round trip of one call, and claims per CPU second of the masters' redis-server (INFO cpu):
+ *   what one master core answers at most;
+ * - through a gateway: digest lookups per second (single use and one rate-limit policy on, so
+ *   two store calls per request) and the store's round trip per request from /metrics.
+ * The store becomes the limit once the fleet's lookups × the calls per lookup approach the
+ * claims per master CPU second × the masters.
+ * BENCH_SECONDS (default 5) per run.
+ */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CUSTOMERS = 20_000;
+const IN_FLIGHT = 256;
+const CONNECTIONS = 32;
+
+/** CPU seconds redis-server spent (user + sys) on these ports, from INFO cpu. */
+function redisCpu(ports: readonly number[]): number {
+  let total = 0;
+  for (const port of ports) {
+    const info = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'info', 'cpu'], {
+      encoding: 'utf8',
+    });
+    for (const m of info.matchAll(/^used_cpu_(?:sys|user):([0-9.]+)/gm)) total += Number(m[1]);
+  }
+  return total;
+}
+
+async function storeAlone(settings: RedisSettings, masters: readonly number[]) {
+  const link = openRedisLink(settings, () => {});
+  const store = createRedisStore({ link, keyPrefix: 'bench:', epoch: { began: () => {} } });
+  await store.ready;
+  const cpuBefore = redisCpu(masters);
+  const until = Date.now() + SECONDS * 1000;
+  let done = 0;
+  let totalUs = 0;
+  let n = 0;
+  const stamp = Math.floor(Date.now() / 1000) + 1;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (Date.now() < until) {
+        const started = performance.now();
+        await store.claimOnce(`digest:bench:${(n++).toString(16).padStart(64, '0')}`, 600_000, stamp);
+        totalUs += (performance.now() - started) * 1000;
+        done++;
+      }
+    }),
+  );
+  const cpu = redisCpu(masters) - cpuBefore;
+  await store.close();
+  return {
+    claimsPerSecond: Math.round(done / SECONDS),
+    meanUs: Math.round(totalUs / done),
+    // What one core of redis-server answers at most: where the store becomes the limit.
+    claimsPerMasterCpuSecond: Math.round(done / cpu),
+  };
+}
+
+async function throughGateway(stateYaml: string, upstreamUrl: string, masters: readonly number[]) {
+  const leads = `leads:\n${Array.from({ length: CUSTOMERS }, (_, i) => `  - { _id: "lead-${i}", customer_id: "c${i}" }`).join('\n')}\n`;
+  const file = writeConfig({
+    upstream: upstreamUrl,
+    leads,
+    keys: keysYaml(),
+    extra: `${stateYaml}
+digest: { single_use: true }
+rate_limits:
+  policies:
+    - { name: per-key, by: key, limit: 100000000, window_s: 60, keys: [storefront] }`,
+  });
+  const gw = await serve(file);
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: gw.apiPort, path, headers, agent }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  // Warm up, then measure.
+  const statuses = new Map<number, number>();
+  let i = 0;
+  const run = async (seconds: number) => {
+    const until = Date.now() + seconds * 1000;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (Date.now() < until) {
+          const c = i++ % CUSTOMERS;
+          const ts = Math.floor(Date.now() / 1000);
+          const r = await get(`/api/v2/merchant/leads/x?customer_id=c${c}`, {
+            'x-apikey': KEYS.storefront.key,
+            'x-source': 'web',
+            'x-timestamp': String(ts),
+            'x-leaddigest': leadDigest(KEYS.storefront.secret, `c${c}`, ts),
+          });
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          done++;
+        }
+      }),
+    );
+    return done;
+  };
+  // Stamps after the second the store's markers were adopted in, then a warm-up.
+  await new Promise((r) => setTimeout(r, 1_100));
+  await run(1);
+  statuses.clear();
+  const before = await storeMetrics(gw.adminPort);
+  const cpuBefore = redisCpu(masters);
+  const done = await run(SECONDS);
+  const cpu = redisCpu(masters) - cpuBefore;
+  const after = await storeMetrics(gw.adminPort);
+  agent.destroy();
+  await gw.stop();
+  const calls = after.count - before.count;
+  return {
+    lookupsPerSecond: Math.round(done / SECONDS),
+    storeCallsPerRequest: Number((calls / done).toFixed(2)),
+    storeRoundTripUs: Math.round(((after.sum - before.sum) / calls) * 1e6),
+    storeMsPerRequest: Number((((after.sum - before.sum) / done) * 1000).toFixed(3)),
+    redisCpuUsPerRequest: Math.round((cpu / done) * 1e6),
+    statuses: Object.fromEntries(statuses),
+  };
+
+  async function storeMetrics(port: number) {
+    const metricsText = await fetchAdmin(port);
+    let sum = 0;
+    let count = 0;
+    for (const m of metricsText.matchAll(
+      /^leadgate_state_store_duration_seconds_(sum|count)\{[^}]*\} (\S+)/gm,
+    )) {
+      if (m[1] === 'sum') sum += Number(m[2]);
+      else count += Number(m[2]);
+    }
+    return { sum, count };
+  }
+}
+
+async function fetchAdmin(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  return res.text();
+}
+
+const upstream = await startRecordingUpstream();
+const redis = await startRedis();
+const cluster = await startCluster();
+try {
+  const one: RedisSettings = {
+    target: { kind: 'url', url: redis.url },
+    password: undefined,
+    timeoutMs: 1_000,
+    keyPrefix: 'bench:',
+  };
+  const many: RedisSettings = {
+    target: {
+      kind: 'cluster',
+      nodes: cluster.nodes.slice(0, 1).map((n) => ({ host: '127.0.0.1', port: n.port })),
+      tls: false,
+    },
+    password: undefined,
+    timeoutMs: 1_000,
+    keyPrefix: 'bench:',
+  };
+  const masters = (await cluster.masters()).map((m) => m.port);
+  const rows = {
+    'one Redis: store alone': await storeAlone(one, [redis.port]),
+    '3-master cluster: store alone': await storeAlone(many, masters),
+    'one Redis: through a gateway': await throughGateway(
+      `state: { redis: { url: "${redis.url}", timeout_ms: 1000 } }`,
+      upstream.url,
+      [redis.port],
+    ),
+    '3-master cluster: through a gateway': await throughGateway(
+      `state: { redis: { cluster: { nodes: ["${cluster.nodes[0]?.address}"] }, timeout_ms: 1000 } }`,
+      upstream.url,
+      masters,
+    ),
+  };
+  process.stdout.write(
+    `store scale, ${SECONDS} s per run (redis-server: ${cluster.nodes.length} cluster nodes + 1 alone)\n`,
+  );
+  for (const [name, row] of Object.entries(rows)) process.stdout.write(`  ${name}: ${JSON.stringify(row)}\n`);
+} finally {
+  await cluster.stop();
+  await redis.stop();
+  await upstream.close();
+}
