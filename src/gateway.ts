@@ -216,7 +216,9 @@ function upstreamAgent(config: Config): http.Agent {
 function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
   return createConnectionGuard({
     lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
+    maxPipelined: config.limits.maxPipelinedRequests,
     onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
+    onHold: () => metrics.connectionBounds.inc({ bound: 'pipeline' }),
   });
 }
 

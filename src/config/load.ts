@@ -194,6 +194,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       headerTimeoutMs: raw.limits.header_timeout_ms,
       requestTimeoutMs: raw.limits.request_timeout_ms,
       keepAliveTimeoutMs: raw.limits.keepalive_timeout_ms,
+      maxPipelinedRequests: raw.limits.max_pipelined_requests,
     },
     log: { requests: raw.log.requests },
     keys,

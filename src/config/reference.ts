@@ -63,6 +63,8 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'limits.header_timeout_ms': 'all request headers must arrive within this (slowloris): 408',
   'limits.request_timeout_ms': 'the whole request must arrive within this: 408',
   'limits.keepalive_timeout_ms': 'idle client keep-alive connections are closed after this',
+  'limits.max_pipelined_requests':
+    'pipelined requests that may wait on one connection: then it is not read until half are answered',
   'log.requests': 'which requests get a log line: `all`, `errors` (status ≥ 400) or `none`',
   'keys[]': 'the API keys; at least one',
   'keys[].name': 'unique name: in logs, metrics and `x-api-key-name`',

@@ -218,6 +218,7 @@ const configShape = {
       header_timeout_ms: positive.default(10_000),
       request_timeout_ms: positive.default(60_000),
       keepalive_timeout_ms: positive.default(5_000),
+      max_pipelined_requests: positive.max(1_000).default(16),
     })
     .default({
       max_header_bytes: 16_384,
@@ -225,6 +226,7 @@ const configShape = {
       header_timeout_ms: 10_000,
       request_timeout_ms: 60_000,
       keepalive_timeout_ms: 5_000,
+      max_pipelined_requests: 16,
     }),
   tracing: tracingSchema,
   log: z

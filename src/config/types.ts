@@ -60,6 +60,8 @@ export interface Config {
     readonly headerTimeoutMs: number;
     readonly requestTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
+    /** Pipelined requests waiting on one connection before it is no longer read. */
+    readonly maxPipelinedRequests: number;
   };
   /** `tracing:` as written; the environment is read once at start (see tracing/settings.ts). */
   readonly tracing: TracingConfig;
