@@ -38,7 +38,9 @@ async function warm(): Promise<number> {
 beforeAll(async () => {
   upstream = await startRecordingUpstream();
   upstream.behave((_req, res) => res.end('ok'));
-  s = await serve(writeConfig({ upstream: upstream.url }));
+  s = await serve(
+    writeConfig({ upstream: upstream.url, extra: 'forward_auth: { listen: { host: 127.0.0.1, port: 0 } }' }),
+  );
 });
 afterAll(async () => {
   await s.stop();
@@ -86,6 +88,21 @@ describe('one connection cannot make leadgate hold much', () => {
     expect(upstream.arrived.length - before).toBe(20_000);
     expect(growth).toBeLessThanOrEqual(BOUND);
   }, 120_000);
+
+  it('the forward-auth listener is bounded the same way', async () => {
+    const ready = s.lines.find((l) => l.msg === 'leadgate ready');
+    const port = Number(String(ready?.forward_auth).split(':').at(-1));
+    const before = await held();
+    const base = rssOf(s.child.pid ?? 0);
+    const peak = rssPeak(s.child.pid ?? 0);
+    const call = `GET /auth HTTP/1.1\r\nHost: 127.0.0.1\r\nx-original-uri: /api/v2/merchant/orders\r\nx-pad: ${pad}\r\n\r\n`;
+    const r = await flood(port, { request: call, count: 100_000, read: false, holdMs: 500 });
+    const growth = peak.stop() - base;
+    console.log(`forward-auth, unread: RSS growth ${(growth / MiB).toFixed(1)} MiB`);
+    expect(r.stalled).toBe(true);
+    expect(growth).toBeLessThanOrEqual(BOUND);
+    expect(await held()).toBeGreaterThan(before);
+  }, 60_000);
 
   it('the same pipeline answered in order when the client reads: nothing lost to the hold', async () => {
     const r = await flood(s.apiPort, { request: refused, count: 5_000, read: true, quietMs: 500 });
