@@ -219,6 +219,9 @@ const configShape = {
       request_timeout_ms: positive.default(60_000),
       keepalive_timeout_ms: positive.default(5_000),
       max_pipelined_requests: positive.max(1_000).default(16),
+      buffer_body_bytes: nonNegative.max(16 * 2 ** 20).default(65_536),
+      min_body_rate_bps: nonNegative.default(240),
+      body_rate_grace_ms: nonNegative.default(5_000),
     })
     .default({
       max_header_bytes: 16_384,
@@ -227,6 +230,9 @@ const configShape = {
       request_timeout_ms: 60_000,
       keepalive_timeout_ms: 5_000,
       max_pipelined_requests: 16,
+      buffer_body_bytes: 65_536,
+      min_body_rate_bps: 240,
+      body_rate_grace_ms: 5_000,
     }),
   tracing: tracingSchema,
   log: z

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { NO_HEADERS } from '../admission/index.js';
 import { routePath } from '../auth/path.js';
@@ -11,13 +12,14 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { RequestTracer } from '../tracing/index.js';
+import { type BodyWatch, RequestBody } from './body.js';
 import type { ConnectionGuard } from './connection.js';
 import { closesConnection, type Lifecycle } from './drain.js';
 import { Exchange } from './exchange.js';
 import type { Forwarder } from './forward.js';
 import { upstreamHeaders } from './headers.js';
 import { answerLookup } from './lookup.js';
-import { checkWire } from './protocol.js';
+import { announcesBody, checkWire } from './protocol.js';
 
 export interface HandlerDeps {
   readonly current: () => GatewayState;
@@ -26,6 +28,8 @@ export interface HandlerDeps {
   readonly logger: Logger;
   readonly requestLog: RequestLog;
   readonly guard: ConnectionGuard;
+  /** The request bodies in progress, checked against the minimum data rate. */
+  readonly bodies: BodyWatch;
   readonly lifecycle: Lifecycle;
   readonly inflight: { count: number };
   readonly tracer: RequestTracer | null;
@@ -95,6 +99,10 @@ export function createRequestHandler(deps: HandlerDeps) {
         new GatewayError('cors_origin_not_allowed', 'this API key may not be used from this origin'),
       );
     }
+    // A READ key's GET or HEAD carries no body (docs/decisions/2026-11-28-bodies-on-read-requests.md).
+    if (principal.key.access === 'READ' && announcesBody(req)) {
+      return ex.refuse(new GatewayError('body_too_large', 'a request with a READ key may not have a body'));
+    }
     const cors = state.cors.grant(origin, principal.key);
     ex.admit(principal, cors, (added) => answer(ex, principal, withAdmission(cors, added)));
   }
@@ -138,22 +146,28 @@ export function createRequestHandler(deps: HandlerDeps) {
       ex.upstreamCall = ex.trace.call(`${method} upstream`, method, config.upstream.url);
       Object.assign(headers, ex.upstreamCall.headers);
     }
-    ex.forwarding = deps.forwarder.forward({
-      req,
-      res,
-      target: config.upstream.url,
-      timeoutMs: config.upstream.timeoutMs,
-      maxBodyBytes: config.limits.maxBodyBytes,
-      headers,
-      responseHeaders: { ...cors, 'x-request-id': ex.requestId },
-      onUpstreamResponse(seconds) {
-        ex.upstreamSeconds = seconds;
-        deps.metrics.upstreamDuration.observe('forward', seconds);
-      },
-      onError(error) {
-        ex.refuse(error);
-      },
-    });
+    const send = (body: Buffer | Readable | null) => {
+      if (ex.answered) return;
+      ex.forwarding = deps.forwarder.forward({
+        req,
+        res,
+        target: config.upstream.url,
+        body,
+        timeoutMs: config.upstream.timeoutMs,
+        headers,
+        responseHeaders: { ...cors, 'x-request-id': ex.requestId },
+        onUpstreamResponse(seconds) {
+          ex.upstreamSeconds = seconds;
+          deps.metrics.upstreamDuration.observe('forward', seconds);
+        },
+        onError(error) {
+          ex.refuse(error);
+        },
+      });
+    };
+    if (!announcesBody(req)) return send(null);
+    // Received whole when small, else streamed coalesced; too slow or too large ends it.
+    new RequestBody(req, config.limits, deps.bodies, send, (error) => ex.fail(error));
   }
 
   function lookup(ex: Exchange, principal: Principal, cors: CorsHeaders) {
