@@ -32,6 +32,7 @@ export const bodyTooSlow = () =>
  * - Every `bodyRateGraceMs` window must bring `minBodyRateBps` on average (time the upstream was
  *   not taking the body does not count): else `fail` gets 408 `request_timeout`.
  * - Past `maxBodyBytes` (counted as it comes, chunked too): `fail` gets 413 `body_too_large`.
+ * - An upstream that takes none of the body for `stallMs` (its `timeout_ms`): 504 `upstream_timeout`.
  */
 export class RequestBody extends Readable {
   private chunks: Buffer[] = [];
@@ -43,6 +44,7 @@ export class RequestBody extends Readable {
   /** The window the rate is measured over: when it started and the bytes since. */
   private windowAt = performance.now();
   private windowBytes = 0;
+  private waitingSince = 0;
   private finished = false;
 
   constructor(
@@ -51,12 +53,14 @@ export class RequestBody extends Readable {
     private readonly watch: BodyWatch,
     private readonly ready: (body: Buffer | RequestBody) => void,
     private readonly fail: (error: GatewayError) => void,
+    /** The upstream took no body bytes this long: 504 (its own `timeout_ms`). */
+    private readonly stallMs: number,
   ) {
     super({ highWaterMark: COALESCE_BYTES });
     req.on('data', (chunk: Buffer) => this.gather(chunk));
     req.on('end', () => this.ended());
     req.on('close', () => this.stop());
-    if (limits.minBodyRateBps > 0) watch.add(this);
+    watch.add(this);
   }
 
   private gather(chunk: Buffer): void {
@@ -112,6 +116,7 @@ export class RequestBody extends Readable {
     this.size = 0;
     if (!this.push(out)) {
       this.waiting = true;
+      this.waitingSince = performance.now();
       this.req.pause();
     }
   }
@@ -131,10 +136,13 @@ export class RequestBody extends Readable {
     if (this.waiting) {
       this.windowAt = now;
       this.windowBytes = 0;
+      if (now - this.waitingSince < this.stallMs) return;
+      this.stop();
+      this.fail(new GatewayError('upstream_timeout', 'the upstream did not take the request body in time'));
       return;
     }
     const ms = now - this.windowAt;
-    if (ms < this.limits.bodyRateGraceMs) return;
+    if (ms < this.limits.bodyRateGraceMs || this.limits.minBodyRateBps === 0) return;
     if (this.windowBytes >= (this.limits.minBodyRateBps * ms) / 1000) {
       this.windowAt = now;
       this.windowBytes = 0;
@@ -156,7 +164,7 @@ export class RequestBody extends Readable {
     if (this.finished) return;
     this.finished = true;
     this.chunks = [];
-    if (this.streaming) this.destroy(new Error('the request body did not arrive whole'));
+    if (this.streaming) this.destroy(); // no error: a pipe (http-proxy) would throw it
   }
 }
 

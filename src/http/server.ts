@@ -165,9 +165,13 @@ export function createRequestHandler(deps: HandlerDeps) {
         },
       });
     };
-    if (!announcesBody(req)) return send(null);
+    if (!announcesBody(req)) {
+      send(null);
+      return;
+    }
     // Received whole when small, else streamed coalesced; too slow or too large ends it.
-    new RequestBody(req, config.limits, deps.bodies, send, (error) => ex.fail(error));
+    const fail = (error: GatewayError) => ex.fail(error);
+    new RequestBody(req, config.limits, deps.bodies, send, fail, config.upstream.timeoutMs);
   }
 
   function lookup(ex: Exchange, principal: Principal, cors: CorsHeaders) {

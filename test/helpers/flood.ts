@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 
 /** Resident memory of one process, in bytes (Linux /proc). */
@@ -108,4 +108,29 @@ export function flood(port: number, opts: FloodOptions): Promise<FloodResult> {
       pump();
     });
   });
+}
+
+/**
+ * TCP connections process `pid` holds open (as file descriptors) to 127.0.0.1:`port`, from /proc:
+ * what the process keeps, whatever the peer noticed.
+ */
+export function socketsTo(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m?.[1] !== undefined) inodes.add(m[1]);
+    } catch {
+      // closed while listed
+    }
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  let n = 0;
+  for (const table of ['tcp', 'tcp6']) {
+    for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols[2]?.endsWith(`:${hexPort}`) && inodes.has(cols[9] ?? '')) n++;
+    }
+  }
+  return n;
 }
