@@ -86,14 +86,15 @@ describe('slow bodies', () => {
     expect(r.closed).toBe(true);
   });
 
-  it('an honest upload at a steady pace above the minimum is forwarded whole', async () => {
+  it('an honest upload longer than upstream.timeout_ms is forwarded whole: the wait for the answer starts after the body', async () => {
+    // timeout_ms is 2000 here; the body takes 3 s at 10 kB/s (above the minimum rate).
     const chunk = 'u'.repeat(1000);
-    const parts: Array<string | number> = [post('steady', 20_000)];
-    for (let i = 0; i < 20; i++) parts.push(chunk, 100); // 10 kB/s for 2 s
-    const r = await raw(s.apiPort, parts, { waitMs: 6000, until: (t) => t.includes(chunk.repeat(2)) });
+    const parts: Array<string | number> = [post('steady', 30_000)];
+    for (let i = 0; i < 30; i++) parts.push(chunk, 100);
+    const r = await raw(s.apiPort, parts, { waitMs: 8000, until: (t) => t.includes(chunk.repeat(2)) });
     expect(responses(r.text)[0]?.status).toBe(200);
-    expect(upstream.received.find((q) => q.url.endsWith('tag=steady'))?.body.length).toBe(20_000);
-  });
+    expect(upstream.received.find((q) => q.url.endsWith('tag=steady'))?.body.length).toBe(30_000);
+  }, 15_000);
 
   it("a READ key's GET with a body is refused 413 and never forwarded (the public key holds nothing)", async () => {
     const token = signLeadToken(KEYS.storefront.secret, 'lead-1');
