@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { NO_HEADERS } from '../admission/index.js';
@@ -146,32 +146,46 @@ export function createRequestHandler(deps: HandlerDeps) {
       ex.upstreamCall = ex.trace.call(`${method} upstream`, method, config.upstream.url);
       Object.assign(headers, ex.upstreamCall.headers);
     }
-    const send = (body: Buffer | Readable | null) => {
-      if (ex.answered) return;
-      ex.forwarding = deps.forwarder.forward({
-        req,
-        res,
-        target: config.upstream.url,
-        body,
-        timeoutMs: config.upstream.timeoutMs,
-        headers,
-        responseHeaders: { ...cors, 'x-request-id': ex.requestId },
-        onUpstreamResponse(seconds) {
-          ex.upstreamSeconds = seconds;
-          deps.metrics.upstreamDuration.observe('forward', seconds);
-        },
-        onError(error) {
-          ex.refuse(error);
-        },
-      });
-    };
     if (!announcesBody(req)) {
-      send(null);
+      send(ex, headers, cors, null);
       return;
     }
     // Received whole when small, else streamed coalesced; too slow or too large ends it.
-    const fail = (error: GatewayError) => ex.fail(error);
-    new RequestBody(req, config.limits, deps.bodies, send, fail, config.upstream.timeoutMs);
+    new RequestBody(
+      req,
+      config.limits,
+      deps.bodies,
+      (body) => send(ex, headers, cors, body),
+      (error) => ex.fail(error),
+      config.upstream.timeoutMs,
+    );
+  }
+
+  /** The request goes to the upstream with its body (none, whole, or streamed). */
+  function send(
+    ex: Exchange,
+    headers: OutgoingHttpHeaders,
+    cors: CorsHeaders,
+    body: Buffer | Readable | null,
+  ) {
+    if (ex.answered) return;
+    const config = ex.state.config;
+    ex.forwarding = deps.forwarder.forward({
+      req: ex.req,
+      res: ex.res,
+      target: config.upstream.url,
+      body,
+      timeoutMs: config.upstream.timeoutMs,
+      headers,
+      responseHeaders: { ...cors, 'x-request-id': ex.requestId },
+      onUpstreamResponse(seconds) {
+        ex.upstreamSeconds = seconds;
+        deps.metrics.upstreamDuration.observe('forward', seconds);
+      },
+      onError(error) {
+        ex.refuse(error);
+      },
+    });
   }
 
   function lookup(ex: Exchange, principal: Principal, cors: CorsHeaders) {
