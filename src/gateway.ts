@@ -220,7 +220,9 @@ function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
     lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
     maxPipelined: config.limits.maxPipelinedRequests,
     onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
+    sendTimeoutMs: config.limits.sendTimeoutMs,
     onHold: () => metrics.connectionBounds.inc({ bound: 'pipeline' }),
+    onSendTimeout: () => metrics.connectionBounds.inc({ bound: 'send_timeout' }),
   });
 }
 

@@ -195,6 +195,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       requestTimeoutMs: raw.limits.request_timeout_ms,
       keepAliveTimeoutMs: raw.limits.keepalive_timeout_ms,
       maxPipelinedRequests: raw.limits.max_pipelined_requests,
+      sendTimeoutMs: raw.limits.send_timeout_ms,
       bufferBodyBytes: raw.limits.buffer_body_bytes,
       minBodyRateBps: raw.limits.min_body_rate_bps,
       bodyRateGraceMs: raw.limits.body_rate_grace_ms,

@@ -65,6 +65,8 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'limits.keepalive_timeout_ms': 'idle client keep-alive connections are closed after this',
   'limits.max_pipelined_requests':
     'pipelined requests that may wait on one connection: then it is not read until half are answered',
+  'limits.send_timeout_ms':
+    'a connection not read for `max_pipelined_requests` on which no answer is written for this long (its client reads none) is closed',
   'limits.buffer_body_bytes':
     'a request body that ends within this is received whole before an upstream connection is taken (0: always stream)',
   'limits.min_body_rate_bps':

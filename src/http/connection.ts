@@ -26,6 +26,8 @@ interface ConnectionState {
   linger: boolean;
   /** Reading is held: `maxPipelined` requests wait for the answers before theirs. */
   held: boolean;
+  /** While held: closes the connection when no answer has been written for `sendTimeoutMs`. */
+  stall: NodeJS.Timeout | null;
 }
 
 /** A request the guard knows of: started (its exchange set) or waiting in the queue. */
@@ -58,8 +60,15 @@ export interface ConnectionGuardOptions {
   readonly maxPipelined: number;
   /** Counted once per client error answered. */
   onClientError(error: GatewayError): void;
+  /**
+   * A connection held by the pipeline bound on which no answer is written for this long (its
+   * client reads none) is closed (`limits.send_timeout_ms`).
+   */
+  readonly sendTimeoutMs: number;
   /** Counted each time a connection's reading is held by the pipeline bound. */
   onHold(): void;
+  /** Counted each time a held connection is closed because its answers were not read. */
+  onSendTimeout(): void;
 }
 
 /**
@@ -91,6 +100,7 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
         errored: false,
         linger: false,
         held: false,
+        stall: null,
       };
       socket[STATE] = state;
       holdable(socket, state);
@@ -112,7 +122,10 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
     if (state.pending > 0) return;
     const next = state.queue.shift();
     if (next !== undefined) {
-      if (state.held && state.queue.length <= options.maxPipelined >> 1) release(socket, state);
+      if (state.held) {
+        if (state.queue.length <= options.maxPipelined >> 1) release(socket, state);
+        else state.stall?.refresh();
+      }
       run(state, next);
     } else if (state.deferred !== null) {
       const error = state.deferred;
@@ -141,6 +154,8 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       state.queue.push(waiting);
       if (state.queue.length >= options.maxPipelined && !state.held) {
         hold(socket, state);
+        state.stall ??= setTimeout(stalled, options.sendTimeoutMs, socket, state, options);
+        state.stall.unref();
         options.onHold();
       }
     },
@@ -214,6 +229,8 @@ function holdable(socket: Tracked, state: ConnectionState): void {
     return state.held ? this : resume.call(this);
   };
   socket.once('close', () => {
+    if (state.stall !== null) clearTimeout(state.stall);
+    state.stall = null;
     state.last = true;
     state.held = false;
     state.queue.length = 0;
@@ -228,8 +245,18 @@ function hold(socket: Tracked, state: ConnectionState): void {
   socket.pause();
 }
 
+/** No answer written for `sendTimeoutMs` while held: the client reads nothing; the connection goes. */
+function stalled(socket: Tracked, state: ConnectionState, options: ConnectionGuardOptions): void {
+  state.stall = null;
+  if (!state.held || socket.destroyed) return;
+  options.onSendTimeout();
+  socket.destroy();
+}
+
 function release(socket: Tracked, state: ConnectionState): void {
   state.held = false;
+  if (state.stall !== null) clearTimeout(state.stall);
+  state.stall = null;
   if (socket.destroyed) return;
   // Node pauses again on the next request if its own answers are still backed up.
   socket._paused = false;

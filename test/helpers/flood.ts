@@ -45,6 +45,8 @@ export interface FloodResult {
   readonly readBytes: number;
   /** Answers read: status lines seen (0 when `read` is false). */
   readonly answers: number;
+  /** The server closed the connection (reset or end) before the flood ended it. */
+  readonly closedByServer: boolean;
 }
 
 /**
@@ -62,6 +64,11 @@ export function flood(port: number, opts: FloodOptions): Promise<FloodResult> {
     let finished = false;
     let lastData = Date.now();
     let answers = 0;
+    let closedByServer = false;
+    let ending = false;
+    socket.on('close', () => {
+      if (!ending) closedByServer = true;
+    });
     let tail = '';
     if (opts.read)
       socket.on('data', (d: Buffer) => {
@@ -73,8 +80,10 @@ export function flood(port: number, opts: FloodOptions): Promise<FloodResult> {
       });
     else socket.pause();
     const end = (stalled: boolean) => {
+      ending = true;
+      closedByServer ||= socket.destroyed;
       socket.destroy();
-      resolve({ written, stalled, readBytes, answers });
+      resolve({ written, stalled, readBytes, answers, closedByServer });
     };
     const finish = (stalled: boolean) => {
       if (finished) return;

@@ -110,3 +110,32 @@ describe('one connection cannot make leadgate hold much', () => {
     expect(r.answers).toBe(5_000);
   }, 60_000);
 });
+
+describe('a held connection whose client reads nothing', () => {
+  let short: Served;
+  beforeAll(async () => {
+    short = await serve(writeConfig({ upstream: upstream.url, extra: 'limits: { send_timeout_ms: 1000 }' }));
+  });
+  afterAll(async () => short.stop());
+
+  it('is closed after limits.send_timeout_ms without an answer written, and counted', async () => {
+    const count = async () =>
+      Number(
+        /^leadgate_connection_bounds_total\{bound="send_timeout"\} (\d+)/m.exec(
+          (await ask(short.adminPort, { path: '/metrics' })).text,
+        )?.[1] ?? -1,
+      );
+    expect(await count()).toBe(0);
+    const r = await flood(short.apiPort, { request: refused, count: 100_000, read: false, holdMs: 3_000 });
+    // Not read, then closed under the writer (before its own stall wait of 1.5 s ran out).
+    expect(r.written).toBeLessThan(100_000);
+    expect(r.closedByServer).toBe(true);
+    expect(await count()).toBe(1);
+  }, 30_000);
+
+  it('a client that reads, however many it pipelines, is never closed by it', async () => {
+    const r = await flood(short.apiPort, { request: forwarded, count: 5_000, read: true, quietMs: 1_500 });
+    expect(r.answers).toBe(5_000);
+    expect(r.closedByServer).toBe(false);
+  }, 30_000);
+});
