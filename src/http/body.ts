@@ -59,7 +59,13 @@ export class RequestBody extends Readable {
     super({ highWaterMark: COALESCE_BYTES });
     req.on('data', (chunk: Buffer) => this.gather(chunk));
     req.on('end', () => this.ended());
-    req.on('close', () => this.stop());
+    // The client left mid-body (a body that arrived whole is the upstream's to take now).
+    req.on('close', () => {
+      if (!req.complete) this.stop();
+    });
+    // Watched until the upstream has taken it all (or it was stopped).
+    this.once('end', () => watch.delete(this));
+    this.once('close', () => watch.delete(this));
     watch.add(this);
   }
 
@@ -86,8 +92,8 @@ export class RequestBody extends Readable {
   private ended(): void {
     if (this.finished) return;
     this.finished = true;
-    this.watch.delete(this);
     if (!this.streaming) {
+      this.watch.delete(this);
       const whole = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
       this.chunks = [];
       this.ready(whole);
@@ -116,7 +122,6 @@ export class RequestBody extends Readable {
     this.size = 0;
     if (!this.push(out)) {
       this.waiting = true;
-      this.waitingSince = performance.now();
       this.req.pause();
     }
   }
@@ -133,14 +138,18 @@ export class RequestBody extends Readable {
    * While the upstream does not take the body, nothing is measured (the window starts again).
    */
   check(now: number): void {
-    if (this.waiting) {
+    // The upstream is not taking what is here: while the client sends, or after it has sent all.
+    if (this.waiting || (this.finished && this.readableLength > 0)) {
       this.windowAt = now;
       this.windowBytes = 0;
+      if (this.waitingSince === 0) this.waitingSince = now;
       if (now - this.waitingSince < this.stallMs) return;
       this.stop();
       this.fail(new GatewayError('upstream_timeout', 'the upstream did not take the request body in time'));
       return;
     }
+    this.waitingSince = 0;
+    if (this.finished) return;
     const ms = now - this.windowAt;
     if (ms < this.limits.bodyRateGraceMs || this.limits.minBodyRateBps === 0) return;
     if (this.windowBytes >= (this.limits.minBodyRateBps * ms) / 1000) {
@@ -161,10 +170,10 @@ export class RequestBody extends Readable {
     if (this.flushing !== null) clearImmediate(this.flushing);
     this.flushing = null;
     this.watch.delete(this);
-    if (this.finished) return;
     this.finished = true;
     this.chunks = [];
-    if (this.streaming) this.destroy(); // no error: a pipe (http-proxy) would throw it
+    // no error: a pipe (http-proxy) would throw it
+    if (this.streaming && !this.readableEnded && !this.destroyed) this.destroy();
   }
 }
 

@@ -32,7 +32,7 @@ export interface FloodOptions {
   readonly stallMs?: number;
   /** After the last write (or the stall), keep the connection open this long (default 0). */
   readonly holdMs?: number;
-  /** When reading: after the last write, read on until no answer came for this long (default 1000 ms). */
+  /** When reading: after the last write, read on until every request is answered, or none was for this long (default 10 s). */
   readonly quietMs?: number;
 }
 
@@ -89,9 +89,9 @@ export function flood(port: number, opts: FloodOptions): Promise<FloodResult> {
       if (finished) return;
       finished = true;
       if (!opts.read || socket.destroyed) return void setTimeout(() => end(stalled), opts.holdMs ?? 0);
-      const quiet = opts.quietMs ?? 1_000;
+      const quiet = opts.quietMs ?? 10_000;
       const check = setInterval(() => {
-        if (Date.now() - lastData < quiet && !socket.destroyed) return;
+        if (answers < written && Date.now() - lastData < quiet && !socket.destroyed) return;
         clearInterval(check);
         end(stalled);
       }, 50);

@@ -133,6 +133,32 @@ for (const engine of ['undici', 'http-proxy'] as const) {
       expect(gone).toBeLessThan(2_000 + 1_500);
     }, 20_000);
 
+    it('a whole body the backend never takes: 504 once it took nothing for timeout_ms, upstream released', async () => {
+      const tag = `uploadwhole-${engine}`;
+      const size = 16 * 2 ** 20;
+      const client = net.connect(s.apiPort, '127.0.0.1');
+      const got: Buffer[] = [];
+      client.on('data', (d: Buffer) => got.push(d));
+      client.on('error', () => {});
+      client.write(
+        request(
+          `POST /api/v2/merchant/actions?tag=${tag} HTTP/1.1`,
+          [HOST, ['x-apikey', KEYS.write.key], ['x-source', 'web'], ['Content-Length', String(size)]],
+          '',
+        ),
+      );
+      client.write(Buffer.alloc(size, 7));
+      await backend.arrived(tag);
+      const t0 = performance.now();
+      await new Promise<void>((r) => client.once('close', () => r()));
+      const ms = performance.now() - t0;
+      const text = Buffer.concat(got).toString('latin1');
+      expect(text).toMatch(/^HTTP\/1\.1 504 /);
+      expect(text).toContain('"code":"upstream_timeout"');
+      expect(ms).toBeLessThan(2_000 + 2_000);
+      expect(await released()).toBeLessThan(1_000);
+    }, 20_000);
+
     it('mid-answer: within 100 ms', async () => {
       const tag = `answer-${engine}`;
       const client = net.connect(s.apiPort, '127.0.0.1');

@@ -30,8 +30,8 @@ async function held(): Promise<number> {
 
 /** The process warmed up (JIT, pools, first allocations) before its RSS is taken as baseline. */
 async function warm(): Promise<number> {
-  await flood(s.apiPort, { request: refused, count: 3_000, read: true, quietMs: 300 });
-  await flood(s.apiPort, { request: forwarded, count: 1_000, read: true, quietMs: 300 });
+  await flood(s.apiPort, { request: refused, count: 3_000, read: true });
+  await flood(s.apiPort, { request: forwarded, count: 1_000, read: true });
   return rssOf(s.child.pid ?? 0);
 }
 
@@ -80,7 +80,7 @@ describe('one connection cannot make leadgate hold much', () => {
     const base = await warm();
     const before = upstream.arrived.length;
     const peak = rssPeak(s.child.pid ?? 0);
-    const r = await flood(s.apiPort, { request: forwarded, count: 20_000, read: true, quietMs: 1_500 });
+    const r = await flood(s.apiPort, { request: forwarded, count: 20_000, read: true, stallMs: 30_000 });
     const growth = peak.stop() - base;
     console.log(`forwarded, read: RSS growth ${(growth / MiB).toFixed(1)} MiB`);
     expect(r.stalled).toBe(false);
@@ -105,7 +105,7 @@ describe('one connection cannot make leadgate hold much', () => {
   }, 60_000);
 
   it('the same pipeline answered in order when the client reads: nothing lost to the hold', async () => {
-    const r = await flood(s.apiPort, { request: refused, count: 5_000, read: true, quietMs: 500 });
+    const r = await flood(s.apiPort, { request: refused, count: 5_000, read: true, stallMs: 30_000 });
     expect(r.stalled).toBe(false);
     expect(r.answers).toBe(5_000);
   }, 60_000);
@@ -134,7 +134,7 @@ describe('a held connection whose client reads nothing', () => {
   }, 30_000);
 
   it('a client that reads, however many it pipelines, is never closed by it', async () => {
-    const r = await flood(short.apiPort, { request: forwarded, count: 5_000, read: true, quietMs: 1_500 });
+    const r = await flood(short.apiPort, { request: forwarded, count: 5_000, read: true, stallMs: 30_000 });
     expect(r.answers).toBe(5_000);
     expect(r.closedByServer).toBe(false);
   }, 30_000);
