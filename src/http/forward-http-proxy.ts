@@ -22,8 +22,9 @@ interface InFlight {
  * as DEP0060. The default engine (undici) never loads it.
  *
  * `http-proxy` with a keep-alive agent (without one it closes every upstream connection).
- * Bodies as body.ts hands them on; answers stream back untouched. Upstream refused or reset → 502, no response headers within
- * `timeoutMs` → 504, a client that goes away aborts the upstream request.
+ * Request bodies as body.ts hands them on; answers stream back untouched. Upstream refused or
+ * reset → 502, no response headers within `timeoutMs` of the body's end → 504, a client that goes
+ * away aborts the upstream request.
  */
 export function createHttpProxyForwarder(agent: Agent): Forwarder {
   const proxy = httpProxy.createProxyServer({ agent, xfwd: false, changeOrigin: false, ws: false });

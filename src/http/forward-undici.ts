@@ -43,6 +43,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
    * the body has been sent: at once without one or with one received whole, else at its end.
    */
   private deadline: Deadline | null = null;
+  /** The upstream's response headers arrived. */
+  private responded = false;
 
   constructor(
     private readonly job: ForwardJob,
@@ -58,8 +60,6 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   private sent(): void {
     if (!this.done && !this.responded) this.deadline = this.deadlines.add(this);
   }
-
-  private responded = false;
 
   private stopDeadline(): void {
     if (this.deadline !== null) this.deadlines.remove(this.deadline);
