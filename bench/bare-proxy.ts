@@ -18,8 +18,12 @@ const server = http.createServer((req, res) => {
     res,
     target,
     headers: { ...req.headers },
+    // The request streamed as it comes: no buffering, coalescing or rate (what a bare proxy does).
+    body:
+      req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined
+        ? req
+        : null,
     timeoutMs: 30_000,
-    maxBodyBytes: null,
     responseHeaders: {},
     onUpstreamResponse() {},
     onError(error) {

@@ -5,6 +5,7 @@ import { createConfigReloader, type ReloadReport, type ReloadResult } from './co
 import type { Config } from './config/types.js';
 import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
 import { createAdminHandler, type Readiness } from './http/admin.js';
+import { BodyWatch } from './http/body.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
 import { type Lifecycle, serving, startDrain } from './http/drain.js';
 import type { Forwarder } from './http/forward.js';
@@ -125,6 +126,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     requestLog: createRequestLog(logger),
     guard: newGuard(config, metrics),
+    bodies: new BodyWatch(() => metrics.connectionBounds.inc({ bound: 'body_rate' })),
     lifecycle,
     inflight: metrics.inflight,
     tracer: await startTracing(config.tracing, env, logger),
@@ -233,7 +235,11 @@ function upstreamAgent(config: Config): http.Agent {
 function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
   return createConnectionGuard({
     lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
+    maxPipelined: config.limits.maxPipelinedRequests,
     onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
+    sendTimeoutMs: config.limits.sendTimeoutMs,
+    onHold: () => metrics.connectionBounds.inc({ bound: 'pipeline' }),
+    onSendTimeout: () => metrics.connectionBounds.inc({ bound: 'send_timeout' }),
   });
 }
 

@@ -80,11 +80,11 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'no lead matches',
   },
   request_timeout: {
-    when: 'headers or body not received within `limits.header_timeout_ms` / `request_timeout_ms`',
+    when: 'headers or body not received within `limits.header_timeout_ms` / `request_timeout_ms`, or a body slower than `limits.min_body_rate_bps`; the connection closes',
     detail: 'the request was not received in time',
   },
   body_too_large: {
-    when: 'a body over `limits.max_body_bytes`',
+    when: 'a body over `limits.max_body_bytes`, or any body on a request with a READ key (GET and HEAD carry none)',
     detail: 'the request body is larger than 1048576 bytes',
   },
   headers_too_large: {
@@ -112,7 +112,7 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'single use of lead digests cannot be checked right now: retry in a second',
   },
   upstream_timeout: {
-    when: 'no upstream response headers within `upstream.timeout_ms`',
+    when: 'no upstream response headers within `upstream.timeout_ms` once the request body was sent, or an upstream that took none of the body for that long',
     detail: 'the upstream did not answer in time',
   },
 };

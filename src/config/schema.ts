@@ -215,19 +215,52 @@ const configShape = {
       header_timeout_ms: positive.default(10_000),
       request_timeout_ms: positive.default(60_000),
       keepalive_timeout_ms: positive.default(5_000),
+      max_pipelined_requests: positive.max(1_000).default(16),
+      send_timeout_ms: positive.default(60_000),
+      buffer_body_bytes: nonNegative.max(16 * 2 ** 20).default(65_536),
+      min_body_rate_bps: nonNegative.default(240),
+      body_rate_grace_ms: nonNegative.default(5_000),
     })
+    .superRefine(timeoutsFit)
     .default({
       max_header_bytes: 16_384,
       max_header_count: 100,
       header_timeout_ms: 10_000,
       request_timeout_ms: 60_000,
       keepalive_timeout_ms: 5_000,
+      max_pipelined_requests: 16,
+      send_timeout_ms: 60_000,
+      buffer_body_bytes: 65_536,
+      min_body_rate_bps: 240,
+      body_rate_grace_ms: 5_000,
     }),
   tracing: tracingSchema,
   log: z
     .strictObject({ requests: z.enum(['all', 'errors', 'none']).default('all') })
     .default({ requests: 'all' }),
 };
+
+/**
+ * `limits:` timeouts that cannot work together are the config's error, with its file and line,
+ * rather than Node's "headersTimeout must be <= requestTimeout" at start.
+ */
+function timeoutsFit(
+  limits: {
+    header_timeout_ms: number;
+    request_timeout_ms: number;
+    min_body_rate_bps: number;
+    body_rate_grace_ms: number;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  if (limits.request_timeout_ms < limits.header_timeout_ms) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['request_timeout_ms'],
+      message: `must be at least header_timeout_ms (${limits.header_timeout_ms}): the headers are part of the request`,
+    });
+  }
+}
 
 const atLeastOne = 'at least one key is needed';
 

@@ -63,6 +63,15 @@ export interface Config {
     readonly headerTimeoutMs: number;
     readonly requestTimeoutMs: number;
     readonly keepAliveTimeoutMs: number;
+    /** Pipelined requests waiting on one connection before it is no longer read. */
+    readonly maxPipelinedRequests: number;
+    /** A connection held by that bound with no answer written for this long is closed. */
+    readonly sendTimeoutMs: number;
+    /** A request body that ends within this is received whole before the upstream is asked. */
+    readonly bufferBodyBytes: number;
+    /** A body must average this many bytes a second once `bodyRateGraceMs` passed (0: off). */
+    readonly minBodyRateBps: number;
+    readonly bodyRateGraceMs: number;
   };
   /** `tracing:` as written; the environment is read once at start (see tracing/settings.ts). */
   readonly tracing: TracingConfig;

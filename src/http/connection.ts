@@ -24,6 +24,10 @@ interface ConnectionState {
   errored: boolean;
   /** The connection ends with a bounded close rather than a plain one. */
   linger: boolean;
+  /** Reading is held: `maxPipelined` requests wait for the answers before theirs. */
+  held: boolean;
+  /** While held: closes the connection when no answer has been written for `sendTimeoutMs`. */
+  stall: NodeJS.Timeout | null;
 }
 
 /** A request the guard knows of: started (its exchange set) or waiting in the queue. */
@@ -38,13 +42,33 @@ interface Waiting {
 export type StartExchange = (req: IncomingMessage, res: ServerResponse) => Exchange;
 
 const STATE = Symbol('leadgate.connection');
-type Tracked = Socket & { [STATE]?: ConnectionState };
+/** What Node's HTTP server keeps on a socket it reads (lib/_http_server.js). */
+type Tracked = Socket & {
+  [STATE]?: ConnectionState;
+  /** Node's own "stop reading" flag: its parser pauses after the bytes it is executing. */
+  _paused?: boolean;
+  parser?: { resume(): void } | null;
+};
 
 export interface ConnectionGuardOptions {
   /** After a refusal with an unread body, or a client error: how long the client has to read it. */
   readonly lingerMs: number;
+  /**
+   * Pipelined requests that may wait for the answers before theirs. At this depth the connection
+   * is not read until half of them have been answered (`limits.max_pipelined_requests`).
+   */
+  readonly maxPipelined: number;
   /** Counted once per client error answered. */
   onClientError(error: GatewayError): void;
+  /**
+   * A connection held by the pipeline bound on which no answer is written for this long (its
+   * client reads none) is closed (`limits.send_timeout_ms`).
+   */
+  readonly sendTimeoutMs: number;
+  /** Counted each time a connection's reading is held by the pipeline bound. */
+  onHold(): void;
+  /** Counted each time a held connection is closed because its answers were not read. */
+  onSendTimeout(): void;
 }
 
 /**
@@ -58,6 +82,10 @@ export interface ConnectionGuardOptions {
  * - A connection whose request body is left unread, or whose parser gave up, is not read further:
  *   the answer is flushed, the write side closed, reading stopped, and the socket destroyed after
  *   `lingerMs` so the client can read the answer first. No body is drained without bound.
+ * - What one connection can make the process hold is bounded: once `maxPipelined` requests wait,
+ *   the socket is not read until half of them are answered. Node only stops reading when answers
+ *   it was given back up; the requests waiting here have no answer yet, so without this a client
+ *   that writes and never reads has every request it sends parsed and kept (4 GiB in 25 s).
  */
 export function createConnectionGuard(options: ConnectionGuardOptions) {
   const stateOf = (socket: Tracked): ConnectionState => {
@@ -71,8 +99,11 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
         deferred: null,
         errored: false,
         linger: false,
+        held: false,
+        stall: null,
       };
       socket[STATE] = state;
+      holdable(socket, state);
       const plain = socket.destroySoon.bind(socket);
       // Node ends a connection with destroySoon() after an answer that says `Connection: close`.
       socket.destroySoon = () => (state?.linger ? lingerClose(socket, options.lingerMs) : plain());
@@ -91,6 +122,10 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
     if (state.pending > 0) return;
     const next = state.queue.shift();
     if (next !== undefined) {
+      if (state.held) {
+        if (state.queue.length <= options.maxPipelined >> 1) release(socket, state);
+        else state.stall?.refresh();
+      }
       run(state, next);
     } else if (state.deferred !== null) {
       const error = state.deferred;
@@ -107,13 +142,28 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
      * not counted (RFC 9112 §9.6). Node has parsed it already; the guard is where it stops.
      */
     begin(req: IncomingMessage, res: ServerResponse, start: StartExchange): void {
+      // An h2 stream is its own exchange: no pipeline to order, and its socket is the session's
+      // (Node forbids pausing or writing it from a stream; see onHttp2).
+      if (req.httpVersionMajor === 2) {
+        start(req, res);
+        return;
+      }
       const socket = req.socket as Tracked;
       const state = stateOf(socket);
       if (state.last || state.errored) return;
       const waiting: Waiting = { req, res, start, exchange: null };
       if (!req.complete) state.receiving = waiting;
-      if (state.pending === 0 && state.queue.length === 0) run(state, waiting);
-      else state.queue.push(waiting);
+      if (state.pending === 0 && state.queue.length === 0) {
+        run(state, waiting);
+        return;
+      }
+      state.queue.push(waiting);
+      if (state.queue.length >= options.maxPipelined && !state.held) {
+        hold(socket, state);
+        state.stall ??= setTimeout(stalled, options.sendTimeoutMs, socket, state, options);
+        state.stall.unref();
+        options.onHold();
+      }
     },
 
     /**
@@ -122,6 +172,7 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
      * per request, not one per party that cares).
      */
     ended(res: ServerResponse, socket: Socket): void {
+      if (onHttp2(res)) return;
       const tracked = socket as Tracked;
       const state = tracked[STATE];
       if (state === undefined) return;
@@ -130,6 +181,8 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
 
     /** This connection ends after the current answer, with a bounded close. */
     closeAfter(res: ServerResponse, socket: Socket): void {
+      // h2: the stream ends with its answer; the session goes on (its close is the listener's).
+      if (onHttp2(res)) return;
       stateOf(socket as Tracked).linger = true;
       if (!res.headersSent) res.setHeader('connection', 'close');
     },
@@ -172,6 +225,61 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
 }
 
 export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
+
+/**
+ * Lets the guard hold a socket's reading against Node's own resumes: Node resumes a socket it
+ * paused when its answers drain (socketOnDrain), and a request body being read resumes it too
+ * (IncomingMessage#_read). While held, `resume` does nothing. On close the waiting requests are
+ * let go at once (Node destroys them; the queue no longer keeps them reachable).
+ */
+function holdable(socket: Tracked, state: ConnectionState): void {
+  const resume = socket.resume;
+  socket.resume = function (this: Tracked) {
+    return state.held ? this : resume.call(this);
+  };
+  socket.once('close', () => {
+    if (state.stall !== null) clearTimeout(state.stall);
+    state.stall = null;
+    state.last = true;
+    state.held = false;
+    state.queue.length = 0;
+    state.receiving = null;
+  });
+}
+
+/** Stop reading: Node pauses its parser after the bytes it is executing (it sees `_paused`). */
+function hold(socket: Tracked, state: ConnectionState): void {
+  state.held = true;
+  socket._paused = true;
+  socket.pause();
+}
+
+/** No answer written for `sendTimeoutMs` while held: the client reads nothing; the connection goes. */
+function stalled(socket: Tracked, state: ConnectionState, options: ConnectionGuardOptions): void {
+  state.stall = null;
+  if (!state.held || socket.destroyed) return;
+  options.onSendTimeout();
+  socket.destroy();
+}
+
+function release(socket: Tracked, state: ConnectionState): void {
+  state.held = false;
+  if (state.stall !== null) clearTimeout(state.stall);
+  state.stall = null;
+  if (socket.destroyed) return;
+  // Node pauses again on the next request if its own answers are still backed up.
+  socket._paused = false;
+  socket.parser?.resume();
+  socket.resume();
+}
+
+/**
+ * An answer on an h2 stream (the compat API's response). The guard is HTTP/1.1's: on h2 its
+ * socket is a proxy of the session's, which Node forbids pausing or writing from a stream.
+ */
+function onHttp2(res: ServerResponse): boolean {
+  return res.req?.httpVersionMajor === 2;
+}
 
 function run(state: ConnectionState, waiting: Waiting): void {
   state.pending++;

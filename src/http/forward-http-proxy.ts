@@ -1,5 +1,6 @@
 import type { Agent, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { GatewayError } from '../contract/errors.js';
 import type { Forwarder, ForwardJob } from './forward.js';
@@ -11,6 +12,8 @@ interface InFlight {
   timer: NodeJS.Timeout | null;
   proxyReq: { destroy(error?: Error): unknown } | null;
   failed: GatewayError | null;
+  /** The upstream's response headers arrived. */
+  answered: boolean;
 }
 
 /**
@@ -19,8 +22,9 @@ interface InFlight {
  * as DEP0060. The default engine (undici) never loads it.
  *
  * `http-proxy` with a keep-alive agent (without one it closes every upstream connection).
- * Bodies stream both ways untouched. Upstream refused or reset → 502, no response headers within
- * `timeoutMs` → 504, a client that goes away aborts the upstream request.
+ * Request bodies as body.ts hands them on; answers stream back untouched. Upstream refused or
+ * reset → 502, no response headers within `timeoutMs` of the body's end → 504, a client that goes
+ * away aborts the upstream request.
  */
 export function createHttpProxyForwarder(agent: Agent): Forwarder {
   const proxy = httpProxy.createProxyServer({ agent, xfwd: false, changeOrigin: false, ws: false });
@@ -45,6 +49,7 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
     if (!state) return;
     if (state.timer) clearTimeout(state.timer);
     state.timer = null;
+    state.answered = true;
     state.job.onUpstreamResponse(Number(process.hrtime.bigint() - state.started) / 1e9);
     proxyRes.headers = downstreamHeaders(
       proxyRes.headers,
@@ -69,23 +74,30 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
         timer: null,
         proxyReq: null,
         failed: null,
+        answered: false,
       };
       inflight.set(job.req, state);
-      state.timer = setTimeout(() => {
-        fail(state, new GatewayError('upstream_timeout', 'the upstream did not answer in time'));
-      }, job.timeoutMs);
+      const wait = () => {
+        if (state.failed || state.answered) return;
+        state.timer = setTimeout(() => {
+          fail(state, new GatewayError('upstream_timeout', 'the upstream did not answer in time'));
+        }, job.timeoutMs);
+      };
       job.req.headers = job.headers as IncomingMessage['headers'];
-      if (job.maxBodyBytes !== null) {
-        const limit = job.maxBodyBytes;
-        let size = 0;
-        job.req.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > limit && !state.failed) {
-            fail(state, new GatewayError('body_too_large', `the request body is larger than ${limit} bytes`));
-          }
-        });
+      // The body as body.ts hands it on (never the request itself); the wait for the answer
+      // starts once it has been sent.
+      const body = job.body;
+      let buffer: Readable | undefined;
+      if (body === null) {
+        wait(); // http-proxy pipes the request, which has no body
+      } else if (Buffer.isBuffer(body)) {
+        buffer = Readable.from([body]);
+        wait();
+      } else {
+        buffer = body;
+        body.once('end', wait);
       }
-      proxy.web(job.req, job.res, { target: job.target.href }, (err: NodeJS.ErrnoException) => {
+      proxy.web(job.req, job.res, { target: job.target.href, buffer }, (err: NodeJS.ErrnoException) => {
         if (state.failed) return;
         const socket = job.req.socket as Socket;
         if (socket.destroyed) return; // the client left; nothing to answer

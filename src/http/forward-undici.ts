@@ -38,15 +38,31 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   private done = false;
   /** The upstream socket this request was written to, once written. */
   socket: Socket | null = null;
-  /** Our own deadline for the response headers (undici's ticks in 500 ms steps). */
-  private readonly deadline: Deadline;
+  /**
+   * Our own deadline for the response headers (undici's ticks in 500 ms steps). It starts when
+   * the body has been sent: at once without one or with one received whole, else at its end.
+   */
+  private deadline: Deadline | null = null;
+  /** The upstream's response headers arrived. */
+  private responded = false;
 
   constructor(
     private readonly job: ForwardJob,
     private readonly started: bigint,
     private readonly deadlines: Deadlines,
   ) {
-    this.deadline = deadlines.add(this);
+    const body = job.body;
+    if (body === null || Buffer.isBuffer(body)) this.deadline = deadlines.add(this);
+    else body.once('end', () => this.sent());
+  }
+
+  /** The streamed body has been handed to undici whole: the wait for the answer starts. */
+  private sent(): void {
+    if (!this.done && !this.responded) this.deadline = this.deadlines.add(this);
+  }
+
+  private stopDeadline(): void {
+    if (this.deadline !== null) this.deadlines.remove(this.deadline);
   }
 
   /** No response headers within `timeoutMs`: 504. */
@@ -69,7 +85,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
       controller.abort(new Error('already answered'));
       return;
     }
-    this.deadlines.remove(this.deadline);
+    this.responded = true;
+    this.stopDeadline();
     const { job } = this;
     job.onUpstreamResponse(Number(process.hrtime.bigint() - this.started) / 1e9);
     job.res.writeHead(
@@ -95,7 +112,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
     // undici may refuse the request after onRequestStart and before writing it: never bind the
     // next request's socket to this one.
     if (writing === this) writing = null;
-    this.deadlines.remove(this.deadline);
+    this.stopDeadline();
     if (this.done) return;
     const { res } = this.job;
     if (res.headersSent || res.destroyed) {
@@ -113,7 +130,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
 
   /** Answers with `error` (once) and stops the upstream request. */
   fail(error: GatewayError): void {
-    this.deadlines.remove(this.deadline);
+    this.stopDeadline();
     if (this.done) return;
     this.done = true;
     this.release(error);
@@ -134,7 +151,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
 
   /** The client's response closed: if it did not finish, stop the upstream request too. */
   closed(): void {
-    this.deadlines.remove(this.deadline);
+    this.stopDeadline();
     if (this.job.res.writableFinished) return;
     this.done = true;
     this.release(new Error('client gone'));
@@ -175,26 +192,13 @@ export function createUndiciForwarder(options: UndiciForwarderOptions): Forwarde
     forward(job: ForwardJob): ForwardHandle {
       const { req } = job;
       const handler = new ForwardHandler(job, process.hrtime.bigint(), deadlinesOf(job.timeoutMs));
-      const hasBody =
-        req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-      if (hasBody && job.maxBodyBytes !== null) {
-        const limit = job.maxBodyBytes;
-        let size = 0;
-        req.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > limit)
-            handler.fail(
-              new GatewayError('body_too_large', `the request body is larger than ${limit} bytes`),
-            );
-        });
-      }
       const base = job.target.pathname === '/' ? '' : job.target.pathname.replace(/\/$/, '');
       poolFor(job.target.origin).dispatch(
         {
           path: base + (req.url ?? '/'),
           method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
           headers: requestHeaders(job.headers),
-          body: hasBody ? req : null,
+          body: job.body,
           // The header wait is the handler's own timer; this is only a backstop.
           headersTimeout: job.timeoutMs + 1_000,
           bodyTimeout: job.timeoutMs,

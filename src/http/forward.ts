@@ -1,4 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { GatewayError } from '../contract/errors.js';
 
 /**
@@ -10,10 +11,13 @@ export interface ForwardJob {
   readonly res: ServerResponse;
   readonly target: URL;
   readonly headers: OutgoingHttpHeaders;
-  /** Longest wait for the upstream's response headers. */
+  /**
+   * The request body: none, received whole, or a stream (coalesced, size- and rate-checked by
+   * body.ts). The request itself is never read by the engine.
+   */
+  readonly body: Buffer | Readable | null;
+  /** Longest wait for the upstream's response headers, from when the body has been sent. */
   readonly timeoutMs: number;
-  /** A body larger than this (counted as it streams, for chunked bodies too) is cut off: 413. */
-  readonly maxBodyBytes: number | null;
   /** Set on the response, over what the upstream sent (CORS grant, request id). */
   readonly responseHeaders: Readonly<Record<string, string>>;
   /** Called once the upstream's response headers arrived, with the time it took. */

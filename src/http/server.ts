@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { NO_HEADERS } from '../admission/index.js';
 import { routePath } from '../auth/path.js';
@@ -11,13 +12,14 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { RequestTracer } from '../tracing/index.js';
+import { type BodyWatch, RequestBody } from './body.js';
 import type { ConnectionGuard } from './connection.js';
 import { closesConnection, type Lifecycle } from './drain.js';
 import { Exchange } from './exchange.js';
 import type { Forwarder } from './forward.js';
 import { upstreamHeaders } from './headers.js';
 import { answerLookup } from './lookup.js';
-import { checkWire } from './protocol.js';
+import { announcesBody, checkWire } from './protocol.js';
 
 export interface HandlerDeps {
   readonly current: () => GatewayState;
@@ -26,6 +28,8 @@ export interface HandlerDeps {
   readonly logger: Logger;
   readonly requestLog: RequestLog;
   readonly guard: ConnectionGuard;
+  /** The request bodies in progress, checked against the minimum data rate. */
+  readonly bodies: BodyWatch;
   readonly lifecycle: Lifecycle;
   readonly inflight: { count: number };
   readonly tracer: RequestTracer | null;
@@ -95,6 +99,10 @@ export function createRequestHandler(deps: HandlerDeps) {
         new GatewayError('cors_origin_not_allowed', 'this API key may not be used from this origin'),
       );
     }
+    // A READ key's GET or HEAD carries no body (docs/decisions/2026-11-28-bodies-on-read-requests.md).
+    if (principal.key.access === 'READ' && announcesBody(req)) {
+      return ex.refuse(new GatewayError('body_too_large', 'a request with a READ key may not have a body'));
+    }
     const cors = state.cors.grant(origin, principal.key);
     ex.admit(principal, cors, (added) => answer(ex, principal, withAdmission(cors, added)));
   }
@@ -138,12 +146,36 @@ export function createRequestHandler(deps: HandlerDeps) {
       ex.upstreamCall = ex.trace.call(`${method} upstream`, method, config.upstream.url);
       Object.assign(headers, ex.upstreamCall.headers);
     }
-    ex.forwarding = deps.forwarder.forward({
+    if (!announcesBody(req)) {
+      send(ex, headers, cors, null);
+      return;
+    }
+    // Received whole when small, else streamed coalesced; too slow or too large ends it.
+    new RequestBody(
       req,
-      res,
+      config.limits,
+      deps.bodies,
+      (body) => send(ex, headers, cors, body),
+      (error) => ex.fail(error),
+      config.upstream.timeoutMs,
+    );
+  }
+
+  /** The request goes to the upstream with its body (none, whole, or streamed). */
+  function send(
+    ex: Exchange,
+    headers: OutgoingHttpHeaders,
+    cors: CorsHeaders,
+    body: Buffer | Readable | null,
+  ) {
+    if (ex.answered) return;
+    const config = ex.state.config;
+    ex.forwarding = deps.forwarder.forward({
+      req: ex.req,
+      res: ex.res,
       target: config.upstream.url,
+      body,
       timeoutMs: config.upstream.timeoutMs,
-      maxBodyBytes: config.limits.maxBodyBytes,
       headers,
       responseHeaders: { ...cors, 'x-request-id': ex.requestId },
       onUpstreamResponse(seconds) {

@@ -142,6 +142,16 @@ export function createMetrics(sources: {
       labelNames: ['use', 'action'] as const,
       registers: [registry],
     }),
+    connectionBounds: zeroed(
+      new Counter({
+        name: 'leadgate_connection_bounds_total',
+        help: 'Times a client connection met a bound of limits:, by bound: pipeline (reading held), send_timeout (held and its answers unread: closed), body_rate (body too slow: 408, connection cut)',
+        labelNames: ['bound'] as const,
+        registers: [registry],
+      }),
+      'bound',
+      CONNECTION_BOUNDS,
+    ),
     logDropped: new Counter({
       name: 'leadgate_log_lines_dropped_total',
       help: 'Log lines dropped because stdout was not read fast enough (the queue holds 16 MiB)',
@@ -153,6 +163,9 @@ export function createMetrics(sources: {
     }),
   };
 }
+
+/** The bounds of `limits:` that act on a client connection (docs/reference/limits.md). */
+export const CONNECTION_BOUNDS = ['pipeline', 'send_timeout', 'body_rate'] as const;
 
 /** What a lookup can come to (http/server.ts counts each). */
 export const LOOKUP_RESULTS = ['found', 'not_found', 'refused', 'error'] as const;

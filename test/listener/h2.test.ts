@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../src/gateway.js';
 import { makePki, type TestPki } from '../helpers/certs.js';
@@ -46,6 +47,33 @@ afterAll(async () => {
 const keyArgs = ['-H', `x-apikey: ${KEYS.server.key}`, '-H', 'x-source: web'];
 
 describe('HTTP/2 over TLS (CONTRACT §11)', () => {
+  it('serves many concurrent streams of one session, each its own exchange (no HTTP/1.1 pipeline bound on h2)', async () => {
+    const session = http2.connect(base, { ca, servername: 'localhost', host: '127.0.0.1' } as never);
+    try {
+      const one = () =>
+        new Promise<number>((resolve, reject) => {
+          const stream = session.request({
+            ':path': '/api/v2/merchant/orders',
+            'x-apikey': KEYS.server.key,
+            'x-source': 'web',
+          });
+          let status = 0;
+          stream.on('response', (h) => {
+            status = Number(h[':status']);
+          });
+          stream.on('error', reject);
+          stream.resume();
+          stream.on('end', () => resolve(status));
+        });
+      // More streams at once than limits.max_pipelined_requests (16): the HTTP/1.1 connection guard
+      // would hold the shared session socket, which Node forbids a stream to pause.
+      const statuses = await Promise.all(Array.from({ length: 40 }, one));
+      expect(statuses).toEqual(Array.from({ length: 40 }, () => 200));
+    } finally {
+      session.close();
+    }
+  });
+
   it('answers curl --http2 as it answers HTTP/1.1: problem+json, RateLimit fields, X-Request-Id; the upstream hears HTTP/1.1', async () => {
     const common = ['--cacert', pki.caCert, '--resolve', `localhost:${gw.apiPort}:127.0.0.1`];
     const h2 = await curl(['--http2', ...common, ...keyArgs, `${base}/api/v2/merchant/orders?x=1`]);
