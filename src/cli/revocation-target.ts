@@ -1,6 +1,7 @@
 import { ConfigError, formatProblem, loadConfig } from '../config/load.js';
 import type { Config } from '../config/types.js';
 import { isValidLeadId, LEAD_ID_RULE } from '../contract/lead-id.js';
+import { StoreUnreachable } from '../revocation/admin.js';
 import type { Revocation } from '../revocation/index.js';
 import type { RedisSettings } from '../store/index.js';
 import { configPathFrom, UsageError } from './args.js';
@@ -51,4 +52,11 @@ export function target(
   const lead = opts.lead ?? '';
   if (!isValidLeadId(lead)) throw new UsageError(`--lead: ${LEAD_ID_RULE}`);
   return { kind: 'lead', name: lead };
+}
+
+/** A store that cannot be reached before anything was written: exit 1, saying so; anything else rethrown. */
+export function unreachableExit(err: unknown): number {
+  if (!(err instanceof StoreUnreachable)) throw err;
+  process.stderr.write(`leadgate: the state store cannot be reached (${err.message}); nothing was changed\n`);
+  return 1;
 }

@@ -1,8 +1,8 @@
 import { userInfo } from 'node:os';
-import { appliedSentence, StoreUnreachable, waitApplied, withRevocationStore } from '../revocation/admin.js';
+import { appliedSentence, waitApplied, withRevocationStore } from '../revocation/admin.js';
 import type { Revocation } from '../revocation/index.js';
 import { guarded, parseOptions, UsageError } from './args.js';
-import { loadForRevocation, target } from './revocation-target.js';
+import { loadForRevocation, target, unreachableExit } from './revocation-target.js';
 
 /** How long `revoke` waits to count the gateways that applied it. */
 const APPLIED_WAIT_MS = 2_000;
@@ -39,11 +39,7 @@ export function runRevoke(args: string[]): Promise<number> {
       });
       return 0;
     } catch (err) {
-      if (!(err instanceof StoreUnreachable)) throw err;
-      process.stderr.write(
-        `leadgate: the state store cannot be reached (${err.message}); nothing was changed\n`,
-      );
-      return 1;
+      return unreachableExit(err);
     }
   });
 }

@@ -1,6 +1,6 @@
-import { appliedSentence, StoreUnreachable, waitApplied, withRevocationStore } from '../revocation/admin.js';
+import { appliedSentence, waitApplied, withRevocationStore } from '../revocation/admin.js';
 import { guarded, parseOptions } from './args.js';
-import { loadForRevocation, target } from './revocation-target.js';
+import { loadForRevocation, target, unreachableExit } from './revocation-target.js';
 
 /** How long `unrevoke` waits to count the gateways that applied it. */
 const APPLIED_WAIT_MS = 2_000;
@@ -26,11 +26,7 @@ export function runUnrevoke(args: string[]): Promise<number> {
       });
       return 0;
     } catch (err) {
-      if (!(err instanceof StoreUnreachable)) throw err;
-      process.stderr.write(
-        `leadgate: the state store cannot be reached (${err.message}); nothing was changed\n`,
-      );
-      return 1;
+      return unreachableExit(err);
     }
   });
 }
