@@ -3,6 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leadHash } from '../../src/revocation/index.js';
 import { ask } from '../helpers/client.js';
 import { hasRedisCluster, startCluster, type TestCluster } from '../helpers/cluster.js';
+import { collect } from '../helpers/collect.js';
+import { blocksRunBy } from '../helpers/doc-blocks.js';
+import { ROOT } from '../helpers/example.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { requires } from '../helpers/optional.js';
 import { runCliAsync, type Served, serve } from '../helpers/process.js';
@@ -17,6 +20,7 @@ import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstr
  * holding it is SIGKILLed. One cluster for the whole file.
  */
 
+const GUIDE = 'docs/guides/revocation.md';
 const ROUNDS = 10;
 const PREFIX = 'leadgate:';
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -127,6 +131,38 @@ describe.runIf(requires('redis-cli', hasRedisCluster, 'Debian: apt-get install r
         `revocation on a cluster, 3 gateways, ${ROUNDS} revocations: median ${median(spans)} ms, worst ${Math.max(...spans)} ms (store write → the slowest gateway's "revocation applied" line)\n`,
       );
     }, 120_000);
+
+    it(`${GUIDE}: the block that finds where the set is, as written, against this cluster`, async () => {
+      const blocks = blocksRunBy(GUIDE, 'test/revocation/cluster.test.ts');
+      expect(blocks.length).toBe(1);
+      const script = blocks[0]?.text ?? '';
+      // the one change: this cluster's node, not redis-0.redis:6379
+      expect(script).toContain('-h redis-0.redis -p 6379');
+      const port = cluster.nodes[0]?.port ?? 0;
+      const r = await collect(
+        'bash',
+        [
+          '-e',
+          '-o',
+          'pipefail',
+          '-c',
+          script.replaceAll('-h redis-0.redis -p 6379', `-h 127.0.0.1 -p ${port}`),
+        ],
+        {
+          cwd: ROOT,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME },
+          timeoutMs: 30_000,
+        },
+      );
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const [keyslot, ...rest] = r.stdout.trim().split('\n');
+      expect(keyslot).toBe('10721');
+      expect(await slot()).toBe(10721);
+      expect(rest.filter((l) => l.split(' ')[2]?.includes('master'))).toHaveLength(3);
+      // the version the last unrevoke wrote: `<store ms>.<serial>`
+      expect(rest.at(-1)).toMatch(/^\d{13}\.\d+$/);
+    });
 
     it('the {revocations} slot migrated to another master: revocations made half-way (ASK) and after (MOVED) reach every gateway', async () => {
       const s = await slot();
