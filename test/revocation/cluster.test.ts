@@ -225,13 +225,23 @@ describe.runIf(requires('redis-cli', hasRedisCluster, 'Debian: apt-get install r
       expect(Number((await cluster.cli(holder, 'wait', '1', '2000')).trim())).toBe(1);
       const killedAt = Date.now();
       await cluster.kill(holder);
-      // meanwhile the gateways keep applying the set they had
-      for (const gw of fleet) {
-        expect(await code(gw.apiPort, storefront('cluster-moved'))).toBe('revoked_lead_token');
-        expect(await code(gw.apiPort, storefront('cluster-lead-untouched'))).toBe('ok');
-      }
       // made at once: the command waits for the promoted replica
-      const during = await revokeLead('cluster-failover', 15_000);
+      let settled = false;
+      const revoking = revokeLead('cluster-failover', 15_000).finally(() => {
+        settled = true;
+      });
+      // meanwhile, while no master serves the set, the gateways keep applying the set they had
+      let checks = 0;
+      while (!settled) {
+        for (const gw of fleet) {
+          expect(await code(gw.apiPort, storefront('cluster-moved'))).toBe('revoked_lead_token');
+          expect(await code(gw.apiPort, storefront('cluster-lead-untouched'))).toBe('ok');
+        }
+        checks++;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(checks).toBeGreaterThan(1);
+      const during = await revoking;
       const storedAfterMs = Date.now() - killedAt;
       await cluster.waitHealthy();
       expect(await cluster.masterOf(`${PREFIX}{revocations}:version`)).not.toBe(holder);
