@@ -23,6 +23,8 @@ import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstr
 const GUIDE = 'docs/guides/revocation.md';
 const ROUNDS = 10;
 const PREFIX = 'leadgate:';
+/** One key of the set: all of them share its slot. */
+const VERSION = `${PREFIX}{revocations}:version`;
 const nowS = () => Math.floor(Date.now() / 1000);
 /** Tokens issued before every revocation of this file. */
 const ISSUED_S = nowS() - 5;
@@ -75,12 +77,7 @@ describe.runIf(requires('redis-cli', hasRedisCluster, 'Debian: apt-get install r
     const slot = async () =>
       Number(
         (
-          await cluster.cli(
-            cluster.nodes[0]?.port ?? 0,
-            'cluster',
-            'keyslot',
-            `${PREFIX}{revocations}:version`,
-          )
+          await cluster.cli(cluster.nodes.find((n) => n.alive)?.port ?? 0, 'cluster', 'keyslot', VERSION)
         ).trim(),
       );
 
@@ -166,7 +163,7 @@ describe.runIf(requires('redis-cli', hasRedisCluster, 'Debian: apt-get install r
 
     it('the {revocations} slot migrated to another master: revocations made half-way (ASK) and after (MOVED) reach every gateway', async () => {
       const s = await slot();
-      const from = await cluster.masterOf(`${PREFIX}{revocations}:version`);
+      const from = await cluster.masterOf(VERSION);
       const masters = await cluster.masters();
       const source = masters.find((m) => m.port === from);
       const target = masters.find((m) => m.port !== from);
@@ -199,7 +196,7 @@ describe.runIf(requires('redis-cli', hasRedisCluster, 'Debian: apt-get install r
       const asked = await revokeLead('cluster-asked');
       for (const port of cluster.nodes.filter((n) => n.alive).map((n) => n.port))
         await cluster.cli(port, 'cluster', 'setslot', String(s), 'node', target.id);
-      expect(await cluster.masterOf(`${PREFIX}{revocations}:version`)).toBe(target.port);
+      expect(await cluster.masterOf(VERSION)).toBe(target.port);
       // the slot moved: a gateway's first call there is answered MOVED
       const moved = await revokeLead('cluster-moved');
       for (const gw of fleet) {
@@ -218,7 +215,7 @@ describe.runIf(requires('redis-cli', hasRedisCluster, 'Debian: apt-get install r
     }, 60_000);
 
     it('the master holding the set SIGKILLed: gateways keep the set, a revocation made at once is stored on the promoted replica and applied everywhere', async () => {
-      const holder = await cluster.masterOf(`${PREFIX}{revocations}:version`);
+      const holder = await cluster.masterOf(VERSION);
       const id = (await cluster.masters()).find((m) => m.port === holder)?.id ?? '';
       expect((await cluster.replicasOf(id)).length).toBe(1);
       // the replica has every write so far (else a failover loses the newest: see the guide)
@@ -244,7 +241,7 @@ describe.runIf(requires('redis-cli', hasRedisCluster, 'Debian: apt-get install r
       const during = await revoking;
       const storedAfterMs = Date.now() - killedAt;
       await cluster.waitHealthy();
-      expect(await cluster.masterOf(`${PREFIX}{revocations}:version`)).not.toBe(holder);
+      expect(await cluster.masterOf(VERSION)).not.toBe(holder);
       // a gateway that missed syncs while no master held the slot says so, then that it is back
       for (const gw of fleet) {
         const missed = unconfirmed(gw).filter((l) => Date.parse(String(l.time)) >= killedAt);
