@@ -240,9 +240,15 @@ rate_limits:
       await cluster.kill(victim.port);
       await cluster.restart(victim.port);
       await cluster.waitHealthy();
-      const stillMaster = (await cluster.masters()).some(
-        (m) => m.port === victim.port && m.slots === victim.slots,
-      );
+      // On a loaded machine the others may see it back as the master of its slots a little after
+      // the cluster is whole again (gossip): asked again for up to 10 s before the lookups.
+      let stillMaster = false;
+      for (let i = 0; i < 50 && !stillMaster; i++) {
+        if (i > 0) await sleep(200);
+        stillMaster = (await cluster.masters().catch(() => [])).some(
+          (m) => m.port === victim.port && m.slots === victim.slots,
+        );
+      }
       const answers = { victim: [] as string[], others: [] as string[] };
       for (const c of onVictim.slice(0, 5))
         answers.victim.push(await retry503(() => lookup(gateways[0]?.apiPort ?? 0, c, before)));
