@@ -84,6 +84,11 @@ describe.runIf(requires('redis-server', hasRedis, 'apt-get install redis-server'
       const before = await cli('revoke', '--list');
       expect(before.stdout).toContain('leaked in a ticket');
       await everyGatewayRefuses();
+      for (const s of fleet) {
+        const metrics = (await ask(s.adminPort, { path: '/metrics' })).text;
+        expect(metrics).toContain('leadgate_revocation_store_reseeds_total{result="written"} 0');
+        expect(metrics).toContain('leadgate_revocation_store_reseeds_total{result="found_written"} 0');
+      }
 
       await redis.kill();
       await sleep(600);
@@ -171,6 +176,13 @@ describe.runIf(requires('redis-server', hasRedis, 'apt-get install redis-server'
         await sleep(100);
       }
       expect(listed).toMatch(/^key\s+server\s/m);
+      // the gateways found the operator's version (serial 1 again) and wrote the key back: once
+      let written = 0;
+      for (const s of fleet) {
+        const metrics = (await ask(s.adminPort, { path: '/metrics' })).text;
+        written += metric(metrics, /^leadgate_revocation_store_reseeds_total\{result="written"\} (\S+)$/m);
+      }
+      expect(written).toBe(2); // one in the test before, one here
       expect(listed).toMatch(new RegExp(`^lead\\s+${LEAD}\\s`, 'm'));
       await waitEveryGatewayRefuses();
       expect((await cli('unrevoke', '--key', 'server')).code).toBe(0);
