@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import { appliedSentence, waitApplied, withRevocationStore } from '../revocation/admin.js';
+import { appliedSentence, loadSettled, waitApplied, withRevocationStore } from '../revocation/admin.js';
 import type { Revocation } from '../revocation/index.js';
 import { guarded, parseOptions, UsageError } from './args.js';
 import { loadForRevocation, target, unreachableExit } from './revocation-target.js';
@@ -20,7 +20,8 @@ export function runRevoke(args: string[]): Promise<number> {
         if (opts.key !== undefined || opts.lead !== undefined) {
           throw new UsageError('--list takes no --key or --lead');
         }
-        const snapshot = await withRevocationStore(redis, (store, retry) => retry(() => store.load()));
+        const snapshot = await withRevocationStore(redis, (store, retry) => loadSettled(store, retry));
+        if (snapshot.version === '') process.stderr.write(`${NO_VERSION}\n`);
         process.stdout.write(listing(snapshot.entries, Date.now()));
         return 0;
       }
@@ -43,6 +44,9 @@ export function runRevoke(args: string[]): Promise<number> {
     }
   });
 }
+
+const NO_VERSION =
+  'note: the store holds no revocation set: none was ever stored, or the store began again empty and no running gateway held a set to write back';
 
 /** Free text kept to one line of `--list` (no control characters), at most 200 characters. */
 function oneLine(text: string): string {

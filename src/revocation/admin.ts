@@ -1,5 +1,6 @@
 import { openRedisLink, type RedisSettings } from '../store/index.js';
 import { type RevocationStore, revocationKeys, revocationStore } from './store.js';
+import type { Snapshot } from './types.js';
 
 /** The store could not be reached (or kept failing) within the command's bound. */
 export class StoreUnreachable extends Error {}
@@ -90,4 +91,23 @@ export function appliedSentence(counts: { seen: number; applied: number } | null
   if (counts === null) return 'stored; the store stopped answering before the gateways could be counted';
   if (counts.seen === 0) return 'no gateway has synced with this store in the last 10 s';
   return `applied on ${counts.applied} of ${counts.seen} gateway(s) seen in the last 10 s`;
+}
+
+/** How long `--list` waits for a store without a set version to get one (a gateway writing its set back). */
+const SETTLE_MS = 1_500;
+
+/**
+ * The set as stored; on a store without a version (it just began again empty), what a gateway
+ * writes back within a sync or two, if one does within `SETTLE_MS`.
+ */
+export async function loadSettled(
+  store: RevocationStore,
+  retry: <R>(call: () => Promise<R>) => Promise<R>,
+): Promise<Snapshot> {
+  const until = Date.now() + SETTLE_MS;
+  for (;;) {
+    const snapshot = await retry(() => store.load());
+    if (snapshot.version !== '' || Date.now() >= until) return snapshot;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -52,6 +52,7 @@ export function startRevocations(
   }
   const logger = deps.logger.child({ component: 'revocation' });
   let first = true;
+  const counters: { reseeded(result: 'written' | 'found_written'): void } = { reseeded: () => {} };
   const link = openRedisLink(redis, (reason) => logger.debug({ reason }, 'redis connection error'));
   const sync = startSync({
     store: revocationStore(link, revocationKeys(redis.keyPrefix)),
@@ -77,12 +78,16 @@ export function startRevocations(
         }
       },
       recovered: () => logger.info('revocation set confirmed with the state store again'),
+      reseeded(held, written) {
+        counters.reseeded(written ? 'written' : 'found_written');
+        logReseed(logger, held, written);
+      },
     },
   });
-  registerRevocationMetrics(deps.registry, {
+  counters.reseeded = registerRevocationMetrics(deps.registry, {
     counts: set.counts,
     syncAgeS: () => Math.max(0, (Date.now() - sync.confirmedAtMs()) / 1000),
-  });
+  }).reseeded;
   return view(set, sync.loaded, listeners, () => {
     sync.stop();
     link.close();
@@ -156,6 +161,27 @@ function logChange(logger: Logger, snapshot: Snapshot, change: Change, first: bo
   for (const r of change.removed) {
     logger.info({ ...logName(r), kind: r.kind }, 'revocation lifted');
   }
+}
+
+/**
+ * One line per time the store began again: what this gateway held (key names, lead hashes: the
+ * first few of each) and whether it wrote them back or found a set another gateway wrote.
+ */
+function logReseed(logger: Logger, held: readonly Revocation[], written: boolean): void {
+  const keys = held.filter((r) => r.kind === 'key');
+  const leads = held.filter((r) => r.kind === 'lead');
+  logger.warn(
+    {
+      keys: keys.length,
+      leads: leads.length,
+      key_names: keys.slice(0, LOG_EACH_AT_LOAD).map((r) => r.name),
+      lead_sha256: leads.slice(0, LOG_EACH_AT_LOAD).map((r) => leadHash(r.name)),
+      written,
+    },
+    written
+      ? 'revocation store began again without the set: wrote back the set this gateway held'
+      : 'revocation store began again without the set: another gateway already wrote one back; loading it',
+  );
 }
 
 /** A first load names each revocation only when there are few (10,000 lines help no one). */

@@ -72,6 +72,35 @@ redis.call('SET', KEYS[3], version)
 return {1, version}`);
 
 /**
+ * The store began again (its set is gone: a restart without persistence, a flush): a gateway
+ * writes back the set it held. KEYS entries, expiry, version, serial; ARGV the version the
+ * gateway found ('' for none), the serial of the version it held, then per entry field, JSON,
+ * until ms (0: none) → {1, version, entries written} or, when the version is no longer the one
+ * found (another gateway wrote first, or an operator), {0, version, 0}: nothing is written.
+ * An entry the store holds again is kept as the store has it; one past its \`until\` is left out.
+ * The serial goes past the one held, so gateways that held the same set see a newer version and
+ * load it rather than write it again.
+ */
+const HEAL = script(`local found = redis.call('GET', KEYS[3]) or ''
+if found ~= ARGV[1] then return {0, found, 0} end
+${NOW}
+local written = 0
+for i = 3, #ARGV, 3 do
+  local life = tonumber(ARGV[i + 2])
+  if life == 0 or life > now then
+    if redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) == 1 then
+      written = written + 1
+      if life > 0 then redis.call('ZADD', KEYS[2], life, ARGV[i]) end
+    end
+  end
+end
+local serial = math.max(tonumber(redis.call('GET', KEYS[4]) or '0'), tonumber(ARGV[2])) + 1
+redis.call('SET', KEYS[4], serial)
+local version = now .. '.' .. serial
+redis.call('SET', KEYS[3], version)
+return {1, version, written}`);
+
+/**
  * KEYS applied; ARGV version, window ms → {gateways seen within the window, of them at version}.
  * Gateways not seen for an hour are forgotten.
  */
@@ -135,6 +164,30 @@ export function revocationStore(link: RedisLink, keys: RevocationKeys) {
       )) as [number, string];
       return { removed: Number(removed) === 1, version: String(v) };
     },
+    /**
+     * Writes \`held\` back to a store that began again, only while its version is still \`found\`
+     * (what the gateway's poll read): the first gateway writes, the others find a newer version.
+     */
+    async heal(
+      found: string,
+      held: Snapshot,
+    ): Promise<{ written: boolean; version: string; entries: number }> {
+      const args = [found, String(serialOf(held.version) ?? 0)];
+      for (const r of held.entries) {
+        const until = r.untilMs === null ? {} : { until: r.untilMs };
+        args.push(
+          fieldOf(r.kind, r.name),
+          JSON.stringify({ at: r.atMs, by: r.by, reason: r.reason, ...until }),
+          String(r.untilMs ?? 0),
+        );
+      }
+      const [ok, v, n] = (await link.run(HEAL, [entries, expiry, version, serial], args)) as [
+        number,
+        string,
+        number,
+      ];
+      return { written: Number(ok) === 1, version: String(v), entries: Number(n) };
+    },
     /** Gateways that confirmed with the store within `windowMs`, and how many of them run `atVersion`. */
     async applied(atVersion: string, windowMs: number): Promise<{ seen: number; applied: number }> {
       const [seen, done] = (await link.run(APPLIED, [applied], [atVersion, String(windowMs)])) as [
@@ -147,6 +200,28 @@ export function revocationStore(link: RedisLink, keys: RevocationKeys) {
 }
 
 export type RevocationStore = ReturnType<typeof revocationStore>;
+
+/** A version's serial (\`<ms>.<serial>\`): it only grows while the store keeps its data. */
+export function serialOf(version: string): number | null {
+  const dot = version.lastIndexOf('.');
+  if (dot < 0) return null;
+  const n = Number(version.slice(dot + 1));
+  return Number.isSafeInteger(n) && n > 0 ? n : null;
+}
+
+/**
+ * Whether the store began again since this gateway loaded \`held\`: its version is gone, or is
+ * another one whose serial did not grow past the one held (a store that keeps its data counts
+ * up; one that lost it counts from 1 again, an operator's write to it included).
+ */
+export function storeBeganAgain(heldVersion: string, storeVersion: string): boolean {
+  const held = serialOf(heldVersion);
+  if (held === null) return false;
+  if (storeVersion === '') return true;
+  if (storeVersion === heldVersion) return false;
+  const now = serialOf(storeVersion);
+  return now !== null && now <= held;
+}
 
 /** One stored entry, or null for one this version cannot read (another writer's). */
 function decode(field: string, value: string): Revocation | null {

@@ -1,7 +1,7 @@
 import { reasonOf } from '../store/index.js';
 import type { Change, RevocationSet } from './set.js';
-import type { RevocationStore } from './store.js';
-import type { Snapshot } from './types.js';
+import { type RevocationStore, storeBeganAgain } from './store.js';
+import type { Revocation, Snapshot } from './types.js';
 
 export interface SyncEvents {
   /** A new snapshot was applied (the first one included). */
@@ -10,6 +10,11 @@ export interface SyncEvents {
   failed(reason: string, loadedBefore: boolean): void;
   /** The store answers again after `failed`. */
   recovered(): void;
+  /**
+   * The store began again without the set this gateway held (`held`: its entries still in
+   * force); `written`: this gateway wrote them back, else another had already written a set.
+   */
+  reseeded(held: readonly Revocation[], written: boolean): void;
 }
 
 export interface Sync {
@@ -23,7 +28,9 @@ export interface Sync {
 /**
  * Keeps `set` current: every `intervalMs` one script reads the set's version (and records the
  * version this gateway runs, for `leadgate revoke`'s count); on a new version the set is read
- * whole and swapped in. A call that fails or takes longer than `timeoutMs` leaves the set as it
+ * whole and swapped in. A store that began again (its version gone, or counting from 1 again)
+ * does not lift what the gateway holds: the gateway writes its set back first (the first gateway
+ * to do so wins), then loads what the store holds. A call that fails or takes longer than `timeoutMs` leaves the set as it
  * was; the next tick tries again.
  */
 export function startSync(options: {
@@ -63,9 +70,17 @@ export function startSync(options: {
 
   const tick = async () => {
     try {
-      const applied = set.snapshot()?.version ?? '';
-      const { version } = await bounded(store.poll(options.gateway, applied));
-      if (set.snapshot() === null || version !== applied) {
+      const held = set.snapshot();
+      const applied = held?.version ?? '';
+      const { version, nowMs } = await bounded(store.poll(options.gateway, applied));
+      if (held !== null && storeBeganAgain(applied, version)) {
+        const live = held.entries.filter((r) => r.untilMs === null || r.untilMs > nowMs);
+        if (live.length > 0) {
+          const healed = await bounded(store.heal(version, { version: applied, entries: live }));
+          events.reseeded(live, healed.written);
+        }
+      }
+      if (held === null || version !== applied) {
         const snapshot = await bounded(store.load());
         events.changed(snapshot, set.apply(snapshot));
         markLoaded();
