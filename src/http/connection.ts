@@ -145,7 +145,13 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       // An h2 stream is its own exchange: no pipeline to order, and its socket is the session's
       // (Node forbids pausing or writing it from a stream; see onHttp2).
       if (req.httpVersionMajor === 2) {
-        start(req, res);
+        try {
+          start(req, res);
+        } catch {
+          // start answers its own errors; a throw before that (a stream reset under it) is this
+          // stream's 500, or nothing when the stream is gone
+          answerStream(res, new GatewayError('internal_error', 'the gateway failed to serve this request'));
+        }
         return;
       }
       const socket = req.socket as Tracked;
@@ -187,11 +193,20 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       if (!res.headersSent) res.setHeader('connection', 'close');
     },
 
-    /** CONNECT: no tunnels here. A 400 rather than Node's silent close. */
-    refuseTunnel(socket: Socket): void {
+    /**
+     * CONNECT: no tunnels here. A 400 rather than Node's silent close. On HTTP/1.1 `target` is the
+     * connection's socket; on h2 it is the CONNECT stream's response (the session goes on).
+     */
+    refuseTunnel(req: IncomingMessage, target: Socket | ServerResponse): void {
+      const error = new GatewayError('bad_request', 'CONNECT is not served: this is not a forward proxy');
+      if (req.httpVersionMajor === 2 || !isSocket(target)) {
+        options.onClientError(error);
+        answerStream(target as ServerResponse, error);
+        return;
+      }
+      const socket = target;
       const state = stateOf(socket as Tracked);
       state.errored = true;
-      const error = new GatewayError('bad_request', 'CONNECT is not served: this is not a forward proxy');
       options.onClientError(error);
       writeRaw(socket, error, options.lingerMs);
     },
@@ -278,7 +293,38 @@ function release(socket: Tracked, state: ConnectionState): void {
  * socket is a proxy of the session's, which Node forbids pausing or writing from a stream.
  */
 function onHttp2(res: ServerResponse): boolean {
-  return res.req?.httpVersionMajor === 2;
+  return res.req?.httpVersionMajor === 2 || (res as { stream?: unknown }).stream !== undefined;
+}
+
+/** A connection's socket, not an h2 stream's response (which has no `destroySoon`). */
+function isSocket(target: Socket | ServerResponse): target is Socket {
+  return typeof (target as Partial<Socket>).destroySoon === 'function';
+}
+
+/**
+ * A problem as the answer of an h2 stream (or a response object that has not started): written
+ * when the stream is still open and nothing was sent, else the stream is closed. Never throws.
+ */
+function answerStream(res: ServerResponse, error: GatewayError): void {
+  try {
+    if (res.headersSent || res.destroyed === true || res.writableEnded) {
+      res.destroy();
+      return;
+    }
+    const body = problemBody(error, 'none');
+    res.writeHead(error.status, {
+      'content-type': 'application/problem+json',
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-store',
+    });
+    res.end(body);
+  } catch {
+    try {
+      res.destroy();
+    } catch {
+      // the stream is gone already
+    }
+  }
 }
 
 function run(state: ConnectionState, waiting: Waiting): void {
