@@ -176,36 +176,40 @@ describe('reset h2 streams on TLS + h2 listeners, with and without proxy_protoco
     },
   );
 
-  it('a stream reset mid-answer stops the upstream request (its pooled connection is not held)', async () => {
-    const streaming = await startRecordingUpstream();
-    let upstreamClosed = false;
-    streaming.behave((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      const drip = setInterval(() => res.write('x'.repeat(1024)), 20);
-      res.on('close', () => {
-        clearInterval(drip);
-        upstreamClosed = true;
+  it.each(['undici', 'http-proxy'] as const)(
+    'a stream reset mid-answer stops the upstream request (its pooled connection is not held; %s)',
+    async (engine) => {
+      const streaming = await startRecordingUpstream();
+      let upstreamClosed = false;
+      streaming.behave((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const drip = setInterval(() => res.write('x'.repeat(1024)), 20);
+        res.on('close', () => {
+          clearInterval(drip);
+          upstreamClosed = true;
+        });
       });
-    });
-    const pair = pki.server('h2-reset-mid');
-    const s = await serve(
-      writeConfig({
-        upstream: streaming.url,
-        listenFields: `tls: { cert_file: ${pair.cert}, key_file: ${pair.key} }`,
-      }),
-    );
-    try {
-      const conn = await connectH2(s.apiPort, ca);
-      conn.send(frame(TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, headers));
-      expect(await conn.until((f) => f.type === TYPE.DATA && f.stream === 1)).not.toBeNull();
-      conn.send(frame(TYPE.RST_STREAM, 0, 1, cancel));
-      for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((r) => setTimeout(r, 50));
-      expect(upstreamClosed).toBe(true);
-      conn.socket.destroy();
-      expect(s.child.exitCode).toBeNull();
-    } finally {
-      await s.stop();
-      await streaming.close();
-    }
-  });
+      const pair = pki.server(`h2-reset-mid-${engine}`);
+      const s = await serve(
+        writeConfig({
+          upstream: streaming.url,
+          engine,
+          listenFields: `tls: { cert_file: ${pair.cert}, key_file: ${pair.key} }`,
+        }),
+      );
+      try {
+        const conn = await connectH2(s.apiPort, ca);
+        conn.send(frame(TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, headers));
+        expect(await conn.until((f) => f.type === TYPE.DATA && f.stream === 1)).not.toBeNull();
+        conn.send(frame(TYPE.RST_STREAM, 0, 1, cancel));
+        for (let i = 0; i < 100 && !upstreamClosed; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(upstreamClosed).toBe(true);
+        conn.socket.destroy();
+        expect(s.child.exitCode).toBeNull();
+      } finally {
+        await s.stop();
+        await streaming.close();
+      }
+    },
+  );
 });
