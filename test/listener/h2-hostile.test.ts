@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
+import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePki, type TestPki } from '../helpers/certs.js';
 import { ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { connectH2, FLAG, frame, request, TYPE } from '../helpers/h2-frames.js';
 import { type Served, serve } from '../helpers/process.js';
+import { responses } from '../helpers/raw.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
@@ -88,6 +90,24 @@ describe('h2 CONNECT (CONTRACT §11)', () => {
           expect(answer.status).toBe(400);
           expect(JSON.parse(answer.body).code).toBe('bad_request');
         }
+        // HTTP/1.1 by ALPN on the same port: the same answer, then the connection closes
+        const h1 = await new Promise<string>((resolve) => {
+          const socket = tls.connect({
+            host: '127.0.0.1',
+            port: s.apiPort,
+            ca,
+            servername: 'localhost',
+            ALPNProtocols: ['http/1.1'],
+          });
+          const chunks: Buffer[] = [];
+          socket.on('data', (c: Buffer) => chunks.push(c));
+          socket.on('error', () => {});
+          socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+          socket.write('CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n');
+          setTimeout(() => socket.destroy(), 5000);
+        });
+        expect(responses(h1)[0]?.status).toBe(400);
+        expect(JSON.parse(responses(h1)[0]?.body ?? '{}').code).toBe('bad_request');
         await stillServes(s);
         expect(uncaught(s)).toEqual([]);
       } finally {
