@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../contract/errors.js';
-import { problemBody } from './problem.js';
+import { answerOrCut, problemBody } from './problem.js';
 
 /** What the connection guard needs of a request in progress: a way to end it with an error. */
 export interface Exchange {
@@ -150,7 +150,7 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
         } catch {
           // start answers its own errors; a throw before that (a stream reset under it) is this
           // stream's 500, or nothing when the stream is gone
-          answerStream(res, new GatewayError('internal_error', 'the gateway failed to serve this request'));
+          answerOrCut(res, new GatewayError('internal_error', 'the gateway failed to serve this request'));
         }
         return;
       }
@@ -201,7 +201,7 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       const error = new GatewayError('bad_request', 'CONNECT is not served: this is not a forward proxy');
       if (req.httpVersionMajor === 2 || !isSocket(target)) {
         options.onClientError(error);
-        answerStream(target as ServerResponse, error);
+        answerOrCut(target as ServerResponse, error);
         return;
       }
       const socket = target;
@@ -299,32 +299,6 @@ function onHttp2(res: ServerResponse): boolean {
 /** A connection's socket, not an h2 stream's response (which has no `destroySoon`). */
 function isSocket(target: Socket | ServerResponse): target is Socket {
   return typeof (target as Partial<Socket>).destroySoon === 'function';
-}
-
-/**
- * A problem as the answer of an h2 stream (or a response object that has not started): written
- * when the stream is still open and nothing was sent, else the stream is closed. Never throws.
- */
-function answerStream(res: ServerResponse, error: GatewayError): void {
-  try {
-    if (res.headersSent || res.destroyed === true || res.writableEnded) {
-      res.destroy();
-      return;
-    }
-    const body = problemBody(error, 'none');
-    res.writeHead(error.status, {
-      'content-type': 'application/problem+json',
-      'content-length': Buffer.byteLength(body),
-      'cache-control': 'no-store',
-    });
-    res.end(body);
-  } catch {
-    try {
-      res.destroy();
-    } catch {
-      // the stream is gone already
-    }
-  }
 }
 
 function run(state: ConnectionState, waiting: Waiting): void {
