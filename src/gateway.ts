@@ -469,6 +469,9 @@ function apiEvents(limits: Config['limits'], guard: ConnectionGuard) {
     (server as http.Server).maxHeadersCount = limits.maxHeaderCount + 1;
     server.on('checkContinue', handler);
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => guard.clientError(err, socket));
-    server.on('connect', (_req: http.IncomingMessage, socket: Socket) => guard.refuseTunnel(socket));
+    // HTTP/1.1: (req, socket, head); h2 (CONNECT on a stream): (req, the stream's response)
+    server.on('connect', (req: http.IncomingMessage, target: Socket | http.ServerResponse) =>
+      guard.refuseTunnel(req, target),
+    );
   };
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../contract/errors.js';
-import { problemBody } from './problem.js';
+import { answerOrCut, problemBody } from './problem.js';
 
 /** What the connection guard needs of a request in progress: a way to end it with an error. */
 export interface Exchange {
@@ -145,7 +145,13 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       // An h2 stream is its own exchange: no pipeline to order, and its socket is the session's
       // (Node forbids pausing or writing it from a stream; see onHttp2).
       if (req.httpVersionMajor === 2) {
-        start(req, res);
+        try {
+          start(req, res);
+        } catch {
+          // start answers its own errors; a throw before that (a stream reset under it) is this
+          // stream's 500, or nothing when the stream is gone
+          answerOrCut(res, new GatewayError('internal_error', 'the gateway failed to serve this request'));
+        }
         return;
       }
       const socket = req.socket as Tracked;
@@ -187,11 +193,20 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       if (!res.headersSent) res.setHeader('connection', 'close');
     },
 
-    /** CONNECT: no tunnels here. A 400 rather than Node's silent close. */
-    refuseTunnel(socket: Socket): void {
+    /**
+     * CONNECT: no tunnels here. A 400 rather than Node's silent close. On HTTP/1.1 `target` is the
+     * connection's socket; on h2 it is the CONNECT stream's response (the session goes on).
+     */
+    refuseTunnel(req: IncomingMessage, target: Socket | ServerResponse): void {
+      const error = new GatewayError('bad_request', 'CONNECT is not served: this is not a forward proxy');
+      if (req.httpVersionMajor === 2 || !isSocket(target)) {
+        options.onClientError(error);
+        answerOrCut(target as ServerResponse, error);
+        return;
+      }
+      const socket = target;
       const state = stateOf(socket as Tracked);
       state.errored = true;
-      const error = new GatewayError('bad_request', 'CONNECT is not served: this is not a forward proxy');
       options.onClientError(error);
       writeRaw(socket, error, options.lingerMs);
     },
@@ -278,7 +293,12 @@ function release(socket: Tracked, state: ConnectionState): void {
  * socket is a proxy of the session's, which Node forbids pausing or writing from a stream.
  */
 function onHttp2(res: ServerResponse): boolean {
-  return res.req?.httpVersionMajor === 2;
+  return res.req?.httpVersionMajor === 2 || (res as { stream?: unknown }).stream !== undefined;
+}
+
+/** A connection's socket, not an h2 stream's response (which has no `destroySoon`). */
+function isSocket(target: Socket | ServerResponse): target is Socket {
+  return typeof (target as Partial<Socket>).destroySoon === 'function';
 }
 
 function run(state: ConnectionState, waiting: Waiting): void {

@@ -99,8 +99,9 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
       }
       proxy.web(job.req, job.res, { target: job.target.href, buffer }, (err: NodeJS.ErrnoException) => {
         if (state.failed) return;
-        const socket = job.req.socket as Socket;
-        if (socket.destroyed) return; // the client left; nothing to answer
+        // an h2 stream reset under it may have no socket left to read
+        const socket = job.req.socket as Socket | null | undefined;
+        if (socket == null || socket.destroyed) return; // the client left; nothing to answer
         fail(
           state,
           new GatewayError('upstream_unavailable', `the upstream is unavailable (${err.code ?? 'error'})`),

@@ -58,3 +58,23 @@ export function problemBody(error: GatewayError, requestId: string): string {
     request_id: requestId,
   });
 }
+
+/**
+ * A problem as the answer of a response that may be gone (an h2 stream reset under it): written
+ * when nothing was sent and the stream is open, else the response is cut. Never throws.
+ */
+export function answerOrCut(res: ServerResponse, error: GatewayError): void {
+  try {
+    if (res.headersSent || res.destroyed === true || res.writableEnded) {
+      res.destroy();
+      return;
+    }
+    writeProblem(res, error, 'none');
+  } catch {
+    try {
+      res.destroy();
+    } catch {
+      // the stream is gone already
+    }
+  }
+}

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { parseAddress } from '../net/ip.js';
 import type { ProxyResult } from './metrics.js';
-import { parseProxyHeader } from './proxy-header.js';
+import { parseProxyHeader, startsWithSignature } from './proxy-header.js';
 import type { ProxyProtocolSettings } from './settings.js';
 
 /** The peer a connection's requests see: the socket's own, or a believed PROXY header's source. */
@@ -60,6 +60,8 @@ export function acceptProxied(
   const timer = setTimeout(() => fail('timeout'), settings.headerTimeoutMs);
   const onData = (chunk: Buffer) => {
     buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+    // A header from a peer not believed is refused once its signature is seen, not at the timeout.
+    if (!believed && startsWithSignature(buf)) return fail('refused');
     const header = parseProxyHeader(buf);
     if (header.kind === 'more') return;
     if (header.kind === 'malformed') return fail('malformed');

@@ -46,6 +46,8 @@ export function h2Edge(handler: http.RequestListener): http.RequestListener {
   return (req, res) => {
     const stream = (req as unknown as { stream?: http2.ServerHttp2Stream }).stream;
     if (req.httpVersionMajor !== 2 || stream === undefined) return handler(req, res);
+    // Reset before it was served: nothing to answer, nobody to forward for.
+    if (stream.destroyed) return;
     const headers = req.headers;
     const te = headers.te;
     if (
@@ -57,6 +59,7 @@ export function h2Edge(handler: http.RequestListener): http.RequestListener {
     }
     foldPseudoHeaders(req);
     dropConnectionFields(res);
+    answerStateOfStream(res, stream);
     handler(req, res);
   };
 }
@@ -85,6 +88,23 @@ function foldPseudoHeaders(req: http.IncomingMessage): void {
   raw.splice(0, raw.length, ...kept);
 }
 
+/**
+ * Node's compat response has no `destroyed`, and says `writableFinished` once its stream closed,
+ * reset or not: a forwarder reading them as HTTP/1.1's would keep an upstream request (and its
+ * pooled connection) waiting on a stream reset mid-answer (rapid reset pins every upstream
+ * connection). Here they mean what they mean on HTTP/1.1: the stream is gone; the answer was
+ * written whole.
+ */
+function answerStateOfStream(res: http.ServerResponse, stream: http2.ServerHttp2Stream): void {
+  Object.defineProperties(res, {
+    destroyed: { get: () => stream.destroyed, configurable: true },
+    writableFinished: {
+      get: () => stream.writableFinished && stream.rstCode === NO_ERROR,
+      configurable: true,
+    },
+  });
+}
+
 function dropConnectionFields(res: http.ServerResponse): void {
   const setHeader = res.setHeader.bind(res);
   res.setHeader = (name: string, value: number | string | readonly string[]) =>
@@ -110,5 +130,7 @@ function dropConnectionFields(res: http.ServerResponse): void {
 /** Fields an HTTP/1.1 answer may carry that an h2 answer must not (RFC 9113 §8.2.2). */
 const DROPPED = new Set([...CONNECTION_SPECIFIC, 'te']);
 
+/** NGHTTP2_NO_ERROR: a stream closed normally. */
+const NO_ERROR = 0;
 /** NGHTTP2_PROTOCOL_ERROR. */
 const PROTOCOL_ERROR = 1;

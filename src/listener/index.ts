@@ -82,6 +82,10 @@ export async function openListener(settings: ListenerSettings, deps: ListenerDep
     await new Promise((resolve) => server.close(resolve));
     throw err;
   }
+  // The server behind a PROXY front is handed connections and never listens itself; Node starts
+  // its HTTP/1.1 connection checks (headersTimeout, requestTimeout: lib/_http_server.js
+  // setupConnectionsTracking) on 'listening', so without this no slow client would ever be cut.
+  if (front !== server) server.emit('listening');
   const closed = new Promise<void>((resolve) => front.once('close', () => resolve()));
   const stopAccepting = () => {
     if (front.listening) {

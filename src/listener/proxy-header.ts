@@ -45,6 +45,31 @@ export function parseProxyHeader(buf: Buffer): ProxyHeader {
   return NONE;
 }
 
+/**
+ * The bytes start with a whole PROXY signature (`PROXY ` for v1, the 12-byte one for v2): a
+ * header is coming, whatever follows. A peer not believed is refused here, without waiting.
+ */
+export function startsWithSignature(buf: Buffer): boolean {
+  return (buf.length >= V1.length && startsLike(buf, V1)) || (buf.length >= V2.length && startsLike(buf, V2));
+}
+
+/**
+ * CONTRACT §3: an IPv4-mapped IPv6 address counts as its IPv4 form, here as everywhere the
+ * source is used (origin_ips, X-Forwarded-For, the rate limit by IP). Null for a zone id: a
+ * source address names no interface.
+ */
+function sourceOf(text: string): { address: string; family: 'IPv4' | 'IPv6' } | null {
+  if (text.includes('%')) return null;
+  if (isIPv4(text)) return { address: text, family: 'IPv4' };
+  if (!isIPv6(text)) return null;
+  return fromIPv6(ipaddr.IPv6.parse(text));
+}
+
+function fromIPv6(addr: ipaddr.IPv6): { address: string; family: 'IPv4' | 'IPv6' } {
+  if (addr.isIPv4MappedAddress()) return { address: addr.toIPv4Address().toString(), family: 'IPv4' };
+  return { address: addr.toString(), family: 'IPv6' };
+}
+
 const PORT = /^(0|[1-9][0-9]{0,4})$/;
 
 function parseV1(buf: Buffer): ProxyHeader {
@@ -57,11 +82,13 @@ function parseV1(buf: Buffer): ProxyHeader {
   if (parts.length !== 5) return MALFORMED;
   const [proto, src, dst, sport, dport] = parts as [string, string, string, string, string];
   const ipOk = proto === 'TCP4' ? isIPv4 : proto === 'TCP6' ? isIPv6 : null;
-  if (ipOk === null || !ipOk(src) || !ipOk(dst)) return MALFORMED;
+  if (ipOk === null || !ipOk(src) || !ipOk(dst) || dst.includes('%')) return MALFORMED;
+  const source = sourceOf(src);
+  if (source === null) return MALFORMED;
   if (!PORT.test(sport) || !PORT.test(dport)) return MALFORMED;
   const port = Number(sport);
   if (port > 65535 || Number(dport) > 65535) return MALFORMED;
-  return { kind: 'proxy', length, address: src, port, family: proto === 'TCP4' ? 'IPv4' : 'IPv6' };
+  return { kind: 'proxy', length, ...source, port };
 }
 
 function parseV2(buf: Buffer): ProxyHeader {
@@ -83,6 +110,6 @@ function parseV2(buf: Buffer): ProxyHeader {
     const address = Array.from(buf.subarray(16, 20)).join('.');
     return { kind: 'proxy', length, address, port: buf.readUInt16BE(24), family: 'IPv4' };
   }
-  const address = ipaddr.fromByteArray(Array.from(buf.subarray(16, 32))).toString();
-  return { kind: 'proxy', length, address, port: buf.readUInt16BE(48), family: 'IPv6' };
+  const source = fromIPv6(new ipaddr.IPv6(Array.from(buf.subarray(16, 32))));
+  return { kind: 'proxy', length, ...source, port: buf.readUInt16BE(48) };
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseProxyHeader } from '../../src/listener/proxy-header.js';
+import { parseProxyHeader, startsWithSignature } from '../../src/listener/proxy-header.js';
 
 const SIG = Buffer.from('0d0a0d0a000d0a515549540a', 'hex');
 
@@ -103,6 +103,36 @@ describe('parseProxyHeader (PROXY protocol v1/v2)', () => {
       expect(parseProxyHeader(Buffer.from(start, 'latin1')).kind).toBe('none');
     }
     expect(parseProxyHeader(Buffer.from('\r\n\r\nGET', 'latin1')).kind).toBe('none');
+  });
+
+  it('reads an IPv4-mapped IPv6 source as its IPv4 form (v1 and v2), and refuses a zone id', () => {
+    const mapped = Buffer.alloc(36);
+    Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 51, 100, 7]).copy(mapped, 0);
+    mapped[31] = 1;
+    mapped.writeUInt16BE(4000, 32);
+    mapped.writeUInt16BE(443, 34);
+    const ipv4 = { kind: 'proxy', address: '198.51.100.7', port: 4000, family: 'IPv4' };
+    expect(parseProxyHeader(v2(1, 0x21, mapped))).toMatchObject(ipv4);
+    expect(parseProxyHeader(Buffer.from('PROXY TCP6 ::ffff:198.51.100.7 ::1 4000 443\r\n'))).toMatchObject(
+      ipv4,
+    );
+    expect(parseProxyHeader(Buffer.from('PROXY TCP6 ::ffff:c633:6407 ::1 4000 443\r\n'))).toMatchObject(ipv4);
+    for (const line of [
+      'PROXY TCP4 198.51.100.7%x 10.0.0.1 1 2\r\n',
+      'PROXY TCP6 fe80::1%eth0 ::1 1 2\r\n',
+      'PROXY TCP6 ::ffff:198.51.100.7%x ::1 1 2\r\n',
+      'PROXY TCP6 ::1 fe80::1%eth0 1 2\r\n',
+    ]) {
+      expect(parseProxyHeader(Buffer.from(line)), line).toEqual({ kind: 'malformed' });
+    }
+  });
+
+  it('tells a whole signature (v1 `PROXY `, v2 12 bytes) from a prefix of one', () => {
+    expect(startsWithSignature(Buffer.from('PROXY '))).toBe(true);
+    expect(startsWithSignature(Buffer.from('PROXY'))).toBe(false);
+    expect(startsWithSignature(SIG)).toBe(true);
+    expect(startsWithSignature(SIG.subarray(0, 11))).toBe(false);
+    expect(startsWithSignature(Buffer.from('GET / HTTP/1.1\r\n'))).toBe(false);
   });
 
   it('never throws, and is consistent with itself on any bytes (fuzzed)', () => {
