@@ -8,10 +8,11 @@ import { createAdminHandler, type Readiness } from './http/admin.js';
 import { BodyWatch } from './http/body.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
 import { type Lifecycle, serving, startDrain } from './http/drain.js';
+import type { HandlerDeps } from './http/entry.js';
 import type { Forwarder } from './http/forward.js';
 import { createForwardAuthHandler } from './http/forward-auth.js';
 import { createUndiciForwarder } from './http/forward-undici.js';
-import { createRequestHandler, type HandlerDeps } from './http/server.js';
+import { createRequestHandler } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
 import {
   createListenerMetrics,
