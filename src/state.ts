@@ -1,6 +1,7 @@
 import type { Agent } from 'node:http';
 import { type Admit, createAdmission } from './admission/index.js';
-import { createPipeline, type PipelineResult, type RequestFacts } from './auth/pipeline.js';
+import type { RequestFacts } from './auth/facts.js';
+import { createPipeline, type PipelineResult } from './auth/pipeline.js';
 import type { Config } from './config/types.js';
 import { type CorsPolicy, createCorsPolicy } from './cors/cors.js';
 import { createFileResolver } from './leads/file.js';

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RequestFacts } from '../auth/facts.js';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
 import type { CorsHeaders } from '../cors/cors.js';
@@ -109,13 +110,16 @@ export function createEntry(deps: HandlerDeps, part: ListenerPart) {
       return;
     }
     const own = judged === ITSELF;
-    const result = state.authenticate({
-      method: own ? (req.method ?? 'GET') : judged.method,
-      url: own ? (req.url ?? '/') : judged.url,
-      headers: req.headers,
-      peer: req.socket.remoteAddress,
-      nowS: nowS(),
-    });
+    const facts = new RequestFacts(
+      own ? (req.method ?? 'GET') : judged.method,
+      own ? (req.url ?? '/') : judged.url,
+      req.headers,
+      req.socket.remoteAddress,
+      nowS(),
+      state.config.trustedProxies,
+    );
+    ex.facts = facts;
+    const result = state.authenticate(facts);
     ex.key = result.key;
     if (result.error !== null || result.principal === null) {
       ex.refuse(result.error ?? new GatewayError('internal_error', 'authentication gave no answer'));
@@ -133,6 +137,6 @@ export function createEntry(deps: HandlerDeps, part: ListenerPart) {
       return;
     }
     const cors = state.cors.grant(origin, principal.key);
-    ex.admit(principal, cors, (added) => part.admitted(ex, principal, cors, added));
+    ex.admit(principal, facts, cors, (added) => part.admitted(ex, principal, cors, added));
   }
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { type Admitted, NO_HEADERS } from '../admission/index.js';
+import type { RequestFacts } from '../auth/facts.js';
 import type { Principal } from '../auth/pipeline.js';
 import type { ApiKey } from '../config/types.js';
 import { GatewayError } from '../contract/errors.js';
@@ -47,6 +48,8 @@ export class Exchange implements GuardedExchange {
   upstreamCall: CallSpan | null = null;
   /** A refusal is answered 403 with the real one in headers (nginx's auth_request; problem.ts). */
   refusalCarried = false;
+  /** What the steps read of the request, once the entry step has made them (entry.ts). */
+  facts: RequestFacts | null = null;
   /** Kept: Node detaches the socket from the request and response once answered. */
   readonly socket: Socket;
 
@@ -97,9 +100,14 @@ export class Exchange implements GuardedExchange {
    * The step after §3 (single use, rate limits): `proceed` with the headers it adds, or the
    * refusal with `base` and those headers. At once when the state store is in this process.
    */
-  admit(principal: Principal, base: CorsHeaders, proceed: (added: CorsHeaders) => void): void {
+  admit(
+    principal: Principal,
+    facts: RequestFacts,
+    base: CorsHeaders,
+    proceed: (added: CorsHeaders) => void,
+  ): void {
     const admit = this.state.admit;
-    const admitted = admit === null ? null : admit(principal, this.socket.remoteAddress, this.req.headers);
+    const admitted = admit === null ? null : admit(principal, facts);
     if (admitted === null) proceed(NO_HEADERS);
     else if (!(admitted instanceof Promise)) this.settle(admitted, base, proceed);
     else admitted.then((a) => this.settle(a, base, proceed)).catch((err: unknown) => this.unexpected(err));

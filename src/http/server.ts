@@ -6,7 +6,6 @@ import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
 import { type CorsHeaders, NO_CORS } from '../cors/cors.js';
-import { parseAddress } from '../net/ip.js';
 import { RequestBody } from './body.js';
 import { createEntry, type HandlerDeps, ITSELF } from './entry.js';
 import type { Exchange } from './exchange.js';
@@ -72,13 +71,12 @@ export function createRequestHandler(deps: HandlerDeps) {
     ex.kind = 'forward';
     const config = state.config;
     const peer = req.socket.remoteAddress;
-    const peerAddr = config.trustedProxies.size > 0 && peer ? parseAddress(peer) : null;
     // Authenticated: now the client may send its body (RFC 9110 §10.1.1).
     if (req.headers.expect?.toLowerCase() === '100-continue') res.writeContinue();
     const headers = upstreamHeaders(req.headers, principal, {
       requestId: ex.requestId,
       peer: normalisePeer(peer),
-      peerTrusted: peerAddr !== null && config.trustedProxies.matches(peerAddr),
+      peerTrusted: ex.facts?.peerTrusted() === true,
       encrypted: (req.socket as TLSSocket).encrypted === true,
       underscores: config.upstream.underscoreHeaders,
     });
