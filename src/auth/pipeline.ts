@@ -38,12 +38,13 @@ export interface Principal {
   readonly lead: LeadProof | null;
 }
 
-export interface PipelineResult {
-  readonly principal: Principal | null;
-  readonly error: GatewayError | null;
-  /** The key, once known, also on refusals: for logs and metrics. */
-  readonly key: ApiKey | null;
-}
+/**
+ * The pipeline's answer: who is calling, or why not; never both, never neither. `key` is the key
+ * once known, also on refusals: for logs and metrics.
+ */
+export type PipelineResult =
+  | { readonly principal: Principal; readonly error: null; readonly key: ApiKey }
+  | { readonly principal: null; readonly error: GatewayError; readonly key: ApiKey | null };
 
 const header = (headers: IncomingHttpHeaders, name: string): string | string[] | undefined => headers[name];
 

@@ -121,8 +121,8 @@ export function createEntry(deps: HandlerDeps, part: ListenerPart) {
     ex.facts = facts;
     const result = state.authenticate(facts);
     ex.key = result.key;
-    if (result.error !== null || result.principal === null) {
-      ex.refuse(result.error ?? new GatewayError('internal_error', 'authentication gave no answer'));
+    if (result.error !== null) {
+      ex.refuse(result.error);
       return;
     }
     const principal = result.principal;
