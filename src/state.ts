@@ -48,6 +48,7 @@ export function buildState(config: Config, shared: SharedDeps): GatewayState {
           cacheSize: leads.cacheSize,
           agent: shared.agent,
           onCache: (result) => shared.metrics.leadCache.inc({ result }),
+          onCall: (seconds) => shared.metrics.upstreamDuration.observe('lookup', seconds),
           onError: (message) => shared.logger.error({ component: 'leads' }, message),
         });
   return {
