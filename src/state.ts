@@ -28,7 +28,8 @@ export interface GatewayState {
 /** What lives across reloads: the upstream agent, the state store, the revocations, metrics, logs. */
 export interface SharedDeps {
   readonly agent: Agent;
-  readonly state: OpenedStore;
+  /** The state store (single use, rate limits) and, beside a shared one, the local fallback. */
+  readonly stores: OpenedStore;
   readonly revocations: RevocationCheck;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -55,7 +56,7 @@ export function buildState(config: Config, shared: SharedDeps): GatewayState {
     config,
     authenticate: createPipeline(config, shared.revocations),
     admit: createAdmission(config, {
-      ...shared.state,
+      ...shared.stores,
       limited: (policy, key) => shared.metrics.rateLimited.inc({ policy, key }),
       fallback: (use, action) => shared.metrics.storeFallbacks.inc({ use, action }),
     }),

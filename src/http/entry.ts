@@ -8,6 +8,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { RequestTracer } from '../tracing/index.js';
+import { admit } from './admit.js';
 import type { BodyWatch } from './body.js';
 import type { ConnectionGuard } from './connection.js';
 import { closesConnection, type Lifecycle } from './drain.js';
@@ -137,6 +138,6 @@ export function createEntry(deps: HandlerDeps, part: ListenerPart) {
       return;
     }
     const cors = state.cors.grant(origin, principal.key);
-    ex.admit(principal, facts, cors, (added) => part.admitted(ex, principal, cors, added));
+    admit(ex, principal, facts, cors, (added) => part.admitted(ex, principal, cors, added));
   }
 }
