@@ -1,3 +1,4 @@
+import { RequestFacts } from '../src/auth/facts.js';
 import { createPipeline } from '../src/auth/pipeline.js';
 import { loadConfig } from '../src/config/load.js';
 import { createRevocationSet } from '../src/revocation/set.js';
@@ -80,7 +81,8 @@ export function pipelineCost(
   });
   const a = createPipeline(config, none);
   const b = createPipeline(config, full);
-  const facts = { method: 'GET', url: path, headers, peer: '127.0.0.1', nowS: Math.floor(Date.now() / 1000) };
+  const nowS = Math.floor(Date.now() / 1000);
+  const facts = new RequestFacts('GET', path, headers, '127.0.0.1', nowS, config.trustedProxies);
   const slice = (f: typeof a) => {
     const start = process.cpuUsage();
     for (let i = 0; i < calls; i++) if (f(facts).principal === null) throw new Error('refused');

@@ -8,10 +8,11 @@ import { createAdminHandler, type Readiness } from './http/admin.js';
 import { BodyWatch } from './http/body.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
 import { type Lifecycle, serving, startDrain } from './http/drain.js';
+import type { HandlerDeps } from './http/entry.js';
 import type { Forwarder } from './http/forward.js';
 import { createForwardAuthHandler } from './http/forward-auth.js';
 import { createUndiciForwarder } from './http/forward-undici.js';
-import { createRequestHandler, type HandlerDeps } from './http/server.js';
+import { createRequestHandler } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
 import {
   createListenerMetrics,
@@ -94,7 +95,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     options.revocations ?? startRevocations(config.state, { logger, registry: metrics.registry });
   const shared: SharedDeps = {
     agent,
-    state: openStateStore(config, { metrics, logger, remote: options.remoteStore }),
+    stores: openStateStore(config, { metrics, logger, remote: options.remoteStore }),
     revocations,
     metrics,
     logger,
@@ -102,21 +103,21 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // A store that is up answers from the first request; one that is down does not hold the start
   // (nor does a revocation set that cannot be loaded: the gateway serves with none, and says so).
   const [reached] = await Promise.all([
-    Promise.race([shared.state.store.ready.then(() => true), sleep(STORE_WAIT_MS).then(() => false)]),
+    Promise.race([shared.stores.store.ready.then(() => true), sleep(STORE_WAIT_MS).then(() => false)]),
     Promise.race([revocations.loaded, sleep(STORE_WAIT_MS)]),
   ]);
   if (!reached) {
     logger.warn(
-      { component: 'state', store: shared.state.store.kind },
+      { component: 'state', store: shared.stores.store.kind },
       'state store not reachable at start: serving; single use and rate limits follow on_store_error until it answers',
     );
   }
   const live = { state: buildState(config, shared) };
-  const loaded = createLoadMarker(metrics, agent, logger);
-  loaded.mark(config);
+  const effects = createConfigEffects(metrics, agent, logger);
+  effects.apply(config);
   const notReadyBecause = () => {
     if (lifecycle.draining) return 'draining';
-    return loaded.upstreamHealthy() ? null : 'upstream not healthy';
+    return effects.upstreamHealthy() ? null : 'upstream not healthy';
   };
 
   const deps: HandlerDeps = {
@@ -137,27 +138,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     deps,
     options.adminListener === false ? null : { notReadyBecause },
   ).catch(async (err: unknown) => {
-    loaded.stop();
+    effects.stop();
     deps.forwarder.close();
     agent.destroy();
     live.state.resolver.close();
     revocations.close();
-    await shared.state.store.close();
+    await shared.stores.store.close();
     await deps.tracer?.shutdown().catch(() => {});
     throw err;
   });
 
-  const reloading = startReloading(options, env, { shared, live, loaded });
+  const reloading = startReloading(options, env, { shared, live, effects });
 
   const closeAll = async () => {
     reloading.stop();
-    loaded.stop();
+    effects.stop();
     await listeners.close();
     deps.forwarder.close();
     agent.destroy();
     live.state.resolver.close();
     revocations.close();
-    await shared.state.store.close();
+    await shared.stores.store.close();
     // Spans still buffered leave now, within a bound: an unreachable collector does not hold the exit.
     if (deps.tracer !== null) {
       await Promise.race([deps.tracer.shutdown().catch(() => {}), sleep(TRACE_FLUSH_MS)]);
@@ -191,9 +192,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 function startReloading(
   options: GatewayOptions,
   env: NodeJS.ProcessEnv,
-  ctx: { shared: SharedDeps; live: { state: GatewayState }; loaded: ReturnType<typeof createLoadMarker> },
+  ctx: { shared: SharedDeps; live: { state: GatewayState }; effects: ReturnType<typeof createConfigEffects> },
 ) {
-  const { shared, live, loaded } = ctx;
+  const { shared, live, effects } = ctx;
   const { metrics, logger } = shared;
   let watcher: ConfigWatcher | null = null;
   const apply = (next: Config) => {
@@ -201,7 +202,7 @@ function startReloading(
     live.state = buildState(next, shared);
     previous.resolver.close();
     watcher?.update(next.watchedFiles);
-    loaded.mark(next);
+    effects.apply(next);
     if (restartNeeded(previous.config, next)) {
       logger.warn(
         'listen/admin/forward_auth addresses or their tls/proxy_protocol blocks, upstream.engine, tracing, state or workers changed: they take effect at the next restart',
@@ -243,8 +244,11 @@ function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
   });
 }
 
-/** What each loaded config sets: its metrics (hash, key expiries, load time) and the upstream probe. */
-function createLoadMarker(metrics: Metrics, agent: http.Agent, logger: Logger) {
+/**
+ * The effects of a config being applied (at start and on each reload): its metrics (hash, key
+ * expiries, load time, the rate-limit series at 0) and the upstream probe.
+ */
+function createConfigEffects(metrics: Metrics, agent: http.Agent, logger: Logger) {
   let health: UpstreamHealth | null = null;
   // Every change of readiness the probe causes is a log line with its reason (/readyz says only that).
   const onChange = (healthy: boolean, reason: string) => {
@@ -252,7 +256,7 @@ function createLoadMarker(metrics: Metrics, agent: http.Agent, logger: Logger) {
     else logger.warn({ component: 'readiness', reason }, `not ready: ${reason}`);
   };
   return {
-    mark(c: Config) {
+    apply(c: Config) {
       metrics.configInfo.reset();
       metrics.configInfo.set({ hash: c.hash.slice(0, 16) }, 1);
       metrics.keyExpiry.reset();

@@ -1,6 +1,7 @@
 import type { Agent } from 'node:http';
 import { type Admit, createAdmission } from './admission/index.js';
-import { createPipeline, type PipelineResult, type RequestFacts } from './auth/pipeline.js';
+import type { RequestFacts } from './auth/facts.js';
+import { createPipeline, type PipelineResult } from './auth/pipeline.js';
 import type { Config } from './config/types.js';
 import { type CorsPolicy, createCorsPolicy } from './cors/cors.js';
 import { createFileResolver } from './leads/file.js';
@@ -27,7 +28,8 @@ export interface GatewayState {
 /** What lives across reloads: the upstream agent, the state store, the revocations, metrics, logs. */
 export interface SharedDeps {
   readonly agent: Agent;
-  readonly state: OpenedStore;
+  /** The state store (single use, rate limits) and, beside a shared one, the local fallback. */
+  readonly stores: OpenedStore;
   readonly revocations: RevocationCheck;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -47,13 +49,14 @@ export function buildState(config: Config, shared: SharedDeps): GatewayState {
           cacheSize: leads.cacheSize,
           agent: shared.agent,
           onCache: (result) => shared.metrics.leadCache.inc({ result }),
+          onCall: (seconds) => shared.metrics.upstreamDuration.observe('lookup', seconds),
           onError: (message) => shared.logger.error({ component: 'leads' }, message),
         });
   return {
     config,
     authenticate: createPipeline(config, shared.revocations),
     admit: createAdmission(config, {
-      ...shared.state,
+      ...shared.stores,
       limited: (policy, key) => shared.metrics.rateLimited.inc({ policy, key }),
       fallback: (use, action) => shared.metrics.storeFallbacks.inc({ use, action }),
     }),

@@ -1,5 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import { type ClientIpResolver, createClientIpResolver } from '../auth/client-ip.js';
+import type { RequestFacts } from '../auth/facts.js';
 import type { Principal } from '../auth/pipeline.js';
 import type { Config } from '../config/types.js';
 import type { GatewayError } from '../contract/errors.js';
@@ -18,14 +17,10 @@ export interface Admitted {
 /**
  * Null: nothing to check for this request (no single use, no policy). With the store in this
  * process the verdict comes without a promise; a shared store (Redis, a pool's primary) answers
- * with one. `peer` and `headers` (the socket's address, the request's headers) are read only when
- * a `client_ip` policy asks for the client address.
+ * with one. The request's client address (`facts`, worked out once per request) is read only when
+ * a `client_ip` policy asks for it.
  */
-export type Admit = (
-  principal: Principal,
-  peer: string | undefined,
-  headers: IncomingHttpHeaders,
-) => Admitted | Promise<Admitted> | null;
+export type Admit = (principal: Principal, facts: RequestFacts) => Admitted | Promise<Admitted> | null;
 
 export interface AdmissionDeps {
   /** Shared state: Redis (guarded), the primary's memory over IPC, or this process's memory. */
@@ -62,18 +57,16 @@ export function createAdmission(config: Config, deps: AdmissionDeps): Admit | nu
           fallback: (action) => deps.fallback('rate_limit', action),
         });
   if (singleUse === null && limiter === null) return null;
-  const clientIp = createClientIpResolver(config.trustedProxies);
-
   // The limiter's outcome is an `Admitted` as it is: nothing is mapped per request.
-  const limit: Admit = (principal, peer, headers) =>
-    limiter === null ? null : limiter.check(new RequestSubject(principal, peer, headers, clientIp));
+  const limit: Admit = (principal, facts) =>
+    limiter === null ? null : limiter.check(new RequestSubject(principal, facts));
 
-  return (principal, peer, headers) => {
+  return (principal, facts) => {
     const lead = principal.lead;
-    if (singleUse === null || lead?.via !== 'digest') return limit(principal, peer, headers);
+    if (singleUse === null || lead?.via !== 'digest') return limit(principal, facts);
     return after(singleUse(principal.key.name, lead.digest, lead.stampedS), (error) => {
       if (error !== null) return { headers: error.code === 'store_unavailable' ? RETRY : NONE, error };
-      return limit(principal, peer, headers) ?? ADMITTED;
+      return limit(principal, facts) ?? ADMITTED;
     });
   };
 }
@@ -85,16 +78,14 @@ class RequestSubject implements Subject {
 
   constructor(
     private readonly principal: Principal,
-    private readonly peer: string | undefined,
-    private readonly headers: IncomingHttpHeaders,
-    private readonly resolveIp: ClientIpResolver,
+    private readonly facts: RequestFacts,
   ) {
     this.keyName = principal.key.name;
     this.hasLead = principal.lead !== null;
   }
 
   clientIp(): string {
-    const address = this.resolveIp(this.peer, this.headers['x-forwarded-for']);
+    const address = this.facts.clientAddress();
     return address === null ? 'unknown' : addressKey(address);
   }
 

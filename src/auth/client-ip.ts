@@ -14,25 +14,29 @@ export type ClientIpResolver = (
 ) => Address | null;
 
 export function createClientIpResolver(trusted: IpMatcher): ClientIpResolver {
-  return function resolveClientIp(
-    peer: string | undefined,
-    forwardedFor: string | string[] | undefined,
-  ): Address | null {
-    const peerAddr = peer === undefined ? null : parseAddress(peer);
-    if (peerAddr === null || trusted.size === 0 || !trusted.matches(peerAddr)) return peerAddr;
-    if (forwardedFor === undefined) return peerAddr;
-    const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
-    let last: Address = peerAddr;
-    for (let i = hops.length - 1; i >= 0; i--) {
-      const hop = (hops[i] ?? '').trim();
-      if (hop === '' && hops.length === 1) return peerAddr;
-      const addr = parseAddress(hop);
-      if (addr === null) return null;
-      if (!trusted.matches(addr)) return addr;
-      last = addr;
-    }
-    return last;
-  };
+  return (peer, forwardedFor) => resolveClientIp(trusted, peer, forwardedFor);
+}
+
+/** The client address for `peer` and its X-Forwarded-For under `trusted` (see above). */
+export function resolveClientIp(
+  trusted: IpMatcher,
+  peer: string | undefined,
+  forwardedFor: string | string[] | undefined,
+): Address | null {
+  const peerAddr = peer === undefined ? null : parseAddress(peer);
+  if (peerAddr === null || trusted.size === 0 || !trusted.matches(peerAddr)) return peerAddr;
+  if (forwardedFor === undefined) return peerAddr;
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');
+  let last: Address = peerAddr;
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = (hops[i] ?? '').trim();
+    if (hop === '' && hops.length === 1) return peerAddr;
+    const addr = parseAddress(hop);
+    if (addr === null) return null;
+    if (!trusted.matches(addr)) return addr;
+    last = addr;
+  }
+  return last;
 }
 
 /** CONTRACT §3.3, the check: when the key has `origin_ips`, the client address must be in them. */

@@ -4,23 +4,14 @@ import { GatewayError } from '../contract/errors.js';
 import type { RevocationCheck } from '../revocation/index.js';
 import { checkAccess } from './access.js';
 import { createApiKeyCheck } from './api-key.js';
-import { checkOriginIp, createClientIpResolver } from './client-ip.js';
+import { checkOriginIp } from './client-ip.js';
+import type { RequestFacts } from './facts.js';
 import { overrideMethods } from './header-names.js';
 import { createLeadDigestVerifier } from './lead-digest.js';
 import { createLeadTokenVerifier } from './lead-token.js';
 import { routePath } from './path.js';
 import { queryParam } from './query.js';
 import { checkSource } from './source.js';
-
-/** What the pipeline reads of a request: plain facts, no sockets. */
-export interface RequestFacts {
-  readonly method: string;
-  readonly url: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly peer: string | undefined;
-  /** Unix seconds, the gateway clock. */
-  readonly nowS: number;
-}
 
 /** How the request proved which lead it is about. */
 export type LeadProof =
@@ -47,12 +38,13 @@ export interface Principal {
   readonly lead: LeadProof | null;
 }
 
-export interface PipelineResult {
-  readonly principal: Principal | null;
-  readonly error: GatewayError | null;
-  /** The key, once known, also on refusals: for logs and metrics. */
-  readonly key: ApiKey | null;
-}
+/**
+ * The pipeline's answer: who is calling, or why not; never both, never neither. `key` is the key
+ * once known, also on refusals: for logs and metrics.
+ */
+export type PipelineResult =
+  | { readonly principal: Principal; readonly error: null; readonly key: ApiKey }
+  | { readonly principal: null; readonly error: GatewayError; readonly key: ApiKey | null };
 
 const header = (headers: IncomingHttpHeaders, name: string): string | string[] | undefined => headers[name];
 
@@ -62,7 +54,6 @@ const header = (headers: IncomingHttpHeaders, name: string): string | string[] |
  */
 export function createPipeline(config: Config, revocations: RevocationCheck) {
   const checkApiKey = createApiKeyCheck(config.keys);
-  const resolveClientIp = createClientIpResolver(config.trustedProxies);
   const verifyToken = createLeadTokenVerifier(config.leadToken);
   const verifyDigest = createLeadDigestVerifier({ maxSkewS: config.digest.maxSkewS });
 
@@ -89,8 +80,7 @@ export function createPipeline(config: Config, revocations: RevocationCheck) {
 
     // 3. origin IP (the client address is only worked out for keys that have origin_ips)
     if (key.origins !== null) {
-      const client = resolveClientIp(facts.peer, header(facts.headers, 'x-forwarded-for'));
-      const ipError = checkOriginIp(key, client);
+      const ipError = checkOriginIp(key, facts.clientAddress());
       if (ipError) return refuse(ipError, key);
     }
 

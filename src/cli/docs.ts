@@ -11,7 +11,7 @@ when the config has problems. No command takes a credential on the command line,
 repeats back an argument it did not understand. Generated from the binary's own help text by
 \`npm run schema\`; a test keeps it in step.
 
-On a Node line outside \`engines\` (\`>=22.12\`; Node 20, say) every command still runs and first
+On a Node line outside \`engines\` (\`>=22.19\`; Node 20, say) every command still runs and first
 prints one line on stderr: \`leadgate: warning: Node 20.20.2 is not supported …\`.
 
 \`\`\`

@@ -2,9 +2,9 @@
  * The Node lines leadgate supports: package.json's `engines` (a test keeps the two in step). On
  * any other line the binary still runs, and says once, on stderr, that it is unsupported.
  */
-export const SUPPORTED_NODE = '>=22.12';
+export const SUPPORTED_NODE = '>=22.19';
 
-const [MIN_MAJOR, MIN_MINOR] = [22, 12];
+const [MIN_MAJOR, MIN_MINOR] = [22, 19];
 
 /** True when `version` (`process.versions.node`, e.g. "20.20.2") satisfies `SUPPORTED_NODE`. */
 export function isSupportedNode(version: string): boolean {

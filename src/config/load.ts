@@ -1,22 +1,23 @@
-import { createHash, hash as cryptoHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { leadsFileSchema } from '../leads/schema.js';
+import { upstreamLeadsOf } from '../leads/settings.js';
 import { listenerSettingsOf } from '../listener/schema.js';
 import { certificateExpiryWarning, loadPair } from '../listener/tls.js';
 import { checkedRange, createIpMatcher } from '../net/ip.js';
 import { rateLimitsOf } from '../ratelimit/schema.js';
 import { storeSettingsOf } from '../store/schema.js';
 import { tracingConfigOf } from '../tracing/schema.js';
-import { DigestIndex, digestOfHex } from '../util/digest-index.js';
 import { exampleEnvBeside } from './env-example.js';
 import { applyEnvOverrides } from './env-overrides.js';
-import { describeIssues, mayNameVariables, substituteEnv } from './issues.js';
+import { mayNameVariables, substituteEnv } from './env-substitution.js';
+import { describeIssues } from './issues.js';
 import { KeyTable } from './key-table.js';
-import type { ResolvedKey, RotatedSecret } from './keys.js';
+import { type ResolvedKey, resolveKeys } from './keys.js';
 import { parseConfig } from './parse.js';
 import { ConfigError, type ConfigProblem, type Path, ProblemList } from './problems.js';
-import { configSchema, type RawConfig, type RawKey } from './schema.js';
+import { configSchema, type RawConfig } from './schema.js';
 import type { Config, Lead, LeadsConfig, StoreSettings } from './types.js';
 import { readYaml } from './yaml.js';
 
@@ -251,91 +252,6 @@ function readBytes(file: string): Buffer | Error {
   }
 }
 
-interface KeyContext {
-  readonly problems: ProblemList;
-  readonly warnings: ProblemList;
-  readonly readNamed: (path: Path, name: string) => string | null;
-  /** The clock the expiry warnings are judged by, read once per load. */
-  readonly nowS: number;
-}
-
-function resolveKeys(rawKeys: readonly RawKey[], ctx: KeyContext): ResolvedKey[] {
-  const out: ResolvedKey[] = [];
-  const values = new DigestIndex(rawKeys.length);
-  /** Per value in `values`: the name of the key that has it first. */
-  const owners: string[] = [];
-  rawKeys.forEach((raw, i) => {
-    const at = (...rest: Array<string | number>): Path => ['keys', i, ...rest];
-    const sha256 =
-      raw.key !== undefined ? cryptoHash('sha256', raw.key, 'hex') : (raw.key_sha256 ?? '').toLowerCase();
-    const twin = values.add(digestOfHex(sha256));
-    if (twin !== -1) {
-      ctx.problems.add(
-        at(raw.key !== undefined ? 'key' : 'key_sha256'),
-        `key "${raw.name}" has the same value as key "${owners[twin]}"`,
-      );
-    }
-    // the first of a value is the one named, as in the list's own check (schema.ts)
-    else owners.push(raw.name);
-    let secret = raw.signing_secret ?? null;
-    if (raw.signing_secret_file !== undefined) {
-      secret = readSecretFile(ctx, at('signing_secret_file'), raw.signing_secret_file);
-    }
-    const rotation = raw.signing_secrets === undefined ? null : resolveRotation(raw.signing_secrets, at, ctx);
-    if (raw.signing_secrets !== undefined) secret = rotation?.[0]?.secret ?? null;
-    const expiresAt = raw.expires_at === undefined ? null : unixSeconds(raw.expires_at);
-    if (expiresAt !== null) {
-      const soon = expiryWarning(expiresAt, ctx.nowS);
-      if (soon !== null) ctx.warnings.add(at('expires_at'), soon);
-    }
-    if (secret === null) return;
-    const weak = rotation === null ? weakSecret(secret) : null;
-    if (weak !== null)
-      ctx.warnings.add(at(raw.signing_secret_file ? 'signing_secret_file' : 'signing_secret'), weak);
-    out.push({ raw, sha256, secret, rotation, expiresAtS: expiresAt });
-  });
-  return out;
-}
-
-function readSecretFile(ctx: KeyContext, path: Path, file: string): string | null {
-  const content = ctx.readNamed(path, file);
-  const secret = content === null ? null : content.replace(/\r?\n$/, '');
-  if (secret !== null && secret.length < 16) {
-    ctx.problems.add(path, 'a signing secret must have at least 16 characters');
-    return null;
-  }
-  return secret;
-}
-
-/** `signing_secrets`: each secret read, weak or dead ones warned about; null when one is missing. */
-function resolveRotation(
-  entries: NonNullable<RawKey['signing_secrets']>,
-  at: (...rest: Array<string | number>) => Path,
-  ctx: KeyContext,
-): RotatedSecret[] | null {
-  const out: RotatedSecret[] = [];
-  for (const [j, entry] of entries.entries()) {
-    const where = entry.secret_file === undefined ? 'secret' : 'secret_file';
-    const secret =
-      entry.secret_file === undefined
-        ? (entry.secret ?? null)
-        : readSecretFile(ctx, at('signing_secrets', j, 'secret_file'), entry.secret_file);
-    if (secret === null) return null;
-    const weak = weakSecret(secret);
-    if (weak !== null) ctx.warnings.add(at('signing_secrets', j, where), weak);
-    const verifyUntilS = entry.verify_until === undefined ? null : unixSeconds(entry.verify_until);
-    if (verifyUntilS !== null && verifyUntilS <= ctx.nowS) {
-      const when = new Date(verifyUntilS * 1000).toISOString();
-      ctx.warnings.add(
-        at('signing_secrets', j, 'verify_until'),
-        `the secret "${entry.kid}" stopped verifying at ${when}: remove it`,
-      );
-    }
-    out.push({ kid: entry.kid, secret, verifyUntilS });
-  }
-  return out;
-}
-
 /** At most this many warnings are listed one by one; the rest are counted. */
 const MAX_WARNINGS = 50;
 
@@ -349,35 +265,6 @@ function warningsOf(list: ProblemList): ConfigProblem[] {
   ];
 }
 
-/** A validated RFC 3339 time (`expires_at`, `verify_until`) as unix seconds. */
-function unixSeconds(time: string): number {
-  return Math.floor(Date.parse(time) / 1000);
-}
-
-/** Keys expiring this close are warned about, so a rotation can be planned. */
-const EXPIRY_WARNING_S = 14 * 24 * 3600;
-
-function expiryWarning(expiresAt: number, nowS: number): string | null {
-  const when = new Date(expiresAt * 1000).toISOString();
-  if (expiresAt <= nowS)
-    return `the key expired at ${when}: requests with it are refused (401 expired_api_key)`;
-  if (expiresAt - nowS > EXPIRY_WARNING_S) return null;
-  const days = (expiresAt - nowS) / 86_400;
-  return `the key expires at ${when}, in ${days < 1 ? 'less than a day' : `${Math.floor(days)} day(s)`}`;
-}
-
-const PLACEHOLDER = /replace[-_ ]?me|change[-_ ]?me|example|placeholder|dummy|your[-_ ]?secret|^secret$/i;
-
-/** Why a signing secret is weak (a placeholder, or under the 256 bits RFC 7518 §3.2 asks for HS256). */
-function weakSecret(secret: string): string | null {
-  if (PLACEHOLDER.test(secret))
-    return 'the signing secret looks like a placeholder: use a random value of 32 bytes or more';
-  if (Buffer.byteLength(secret, 'utf8') < 32) {
-    return 'the signing secret is shorter than 32 bytes (RFC 7518 §3.2 wants 256 bits for HS256)';
-  }
-  return null;
-}
-
 function resolveLeads(
   raw: RawConfig,
   base: string,
@@ -386,15 +273,7 @@ function resolveLeads(
   out: ConfigProblem[],
 ): LeadsConfig {
   const up = raw.leads.upstream;
-  if (up) {
-    return {
-      kind: 'upstream',
-      path: up.path,
-      byIdPath: up.by_id_path ?? null,
-      cacheTtlMs: up.cache_ttl_s * 1000,
-      cacheSize: up.cache_size,
-    };
-  }
+  if (up) return upstreamLeadsOf(up);
   let name = raw.leads.file;
   if (name === undefined) {
     // The embedded default: leads.yaml beside the config, or no leads at all when there is none.

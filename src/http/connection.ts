@@ -3,8 +3,11 @@ import type { Socket } from 'node:net';
 import { GatewayError } from '../contract/errors.js';
 import { answerOrCut, problemBody } from './problem.js';
 
-/** What the connection guard needs of a request in progress: a way to end it with an error. */
-export interface Exchange {
+/**
+ * What the connection guard needs of a request in progress: a way to end it with an error (the
+ * handlers' `Exchange`, exchange.ts, is one).
+ */
+export interface Failable {
   /** Answers this request with `error` if its answer has not started, else cuts it; then close. */
   fail(error: GatewayError): void;
 }
@@ -35,11 +38,11 @@ interface Waiting {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly start: StartExchange;
-  exchange: Exchange | null;
+  exchange: Failable | null;
 }
 
 /** Serves a request the guard let through; returns its exchange. One function per listener. */
-export type StartExchange = (req: IncomingMessage, res: ServerResponse) => Exchange;
+export type StartExchange = (req: IncomingMessage, res: ServerResponse) => Failable;
 
 const STATE = Symbol('leadgate.connection');
 /** What Node's HTTP server keeps on a socket it reads (lib/_http_server.js). */

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { type Admitted, NO_HEADERS } from '../admission/index.js';
-import type { Principal } from '../auth/pipeline.js';
+import type { RequestFacts } from '../auth/facts.js';
 import type { ApiKey } from '../config/types.js';
 import { GatewayError } from '../contract/errors.js';
 import type { CorsHeaders } from '../cors/cors.js';
@@ -11,7 +10,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { CallSpan, RequestTrace, RequestTracer } from '../tracing/index.js';
-import type { ConnectionGuard, Exchange as GuardedExchange } from './connection.js';
+import type { ConnectionGuard, Failable } from './connection.js';
 import type { ForwardHandle } from './forward.js';
 import { writeProblem } from './problem.js';
 import { announcesBody } from './protocol.js';
@@ -33,7 +32,7 @@ export interface ExchangeDeps {
  * One request and its answer: the facts gathered on the way (key, kind, code, timings), the one
  * place that answers with a problem, and the metrics and log line written when it closes.
  */
-export class Exchange implements GuardedExchange {
+export class Exchange implements Failable {
   readonly requestId = randomUUID();
   readonly started = process.hrtime.bigint();
   kind: Kind = 'refused';
@@ -47,6 +46,8 @@ export class Exchange implements GuardedExchange {
   upstreamCall: CallSpan | null = null;
   /** A refusal is answered 403 with the real one in headers (nginx's auth_request; problem.ts). */
   refusalCarried = false;
+  /** What the steps read of the request, once the entry step has made them (entry.ts). */
+  facts: RequestFacts | null = null;
   /** Kept: Node detaches the socket from the request and response once answered. */
   readonly socket: Socket;
 
@@ -91,24 +92,6 @@ export class Exchange implements GuardedExchange {
   /** This answer is the connection's last; the close is bounded (see connection.ts). */
   closeAfter(): void {
     this.deps.guard.closeAfter(this.res, this.socket);
-  }
-
-  /**
-   * The step after §3 (single use, rate limits): `proceed` with the headers it adds, or the
-   * refusal with `base` and those headers. At once when the state store is in this process.
-   */
-  admit(principal: Principal, base: CorsHeaders, proceed: (added: CorsHeaders) => void): void {
-    const admit = this.state.admit;
-    const admitted = admit === null ? null : admit(principal, this.socket.remoteAddress, this.req.headers);
-    if (admitted === null) proceed(NO_HEADERS);
-    else if (!(admitted instanceof Promise)) this.settle(admitted, base, proceed);
-    else admitted.then((a) => this.settle(a, base, proceed)).catch((err: unknown) => this.unexpected(err));
-  }
-
-  private settle(a: Admitted, base: CorsHeaders, proceed: (added: CorsHeaders) => void): void {
-    if (this.answered) return;
-    if (a.error === null) proceed(a.headers);
-    else this.refuse(a.error, a.headers === NO_HEADERS ? base : { ...base, ...a.headers });
   }
 
   /** The connection failed under this request (bad chunk, body too slow): end it with `error`. */

@@ -1,11 +1,10 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
-import { closesConnection } from './drain.js';
-import { Exchange } from './exchange.js';
+import { createEntry, type HandlerDeps } from './entry.js';
+import type { Exchange } from './exchange.js';
 import { identityHeaders } from './headers.js';
 import { forwardAuthRefusal, headersToRemove } from './reserved-headers.js';
-import type { HandlerDeps } from './server.js';
 
 export interface OriginalRequest {
   readonly method: string;
@@ -54,81 +53,47 @@ export function originalRequest(
 /**
  * The forward-auth listener: every request is a question about another one. The §3 checks run on
  * the original method and URI (the URI through every path rule) with the call's own headers and
- * peer; the answer is 200 with the identity headers for the proxy to copy upstream, empty body,
+ * peer, after the entry step every listener shares (entry.ts: the wire rules, the drain); the answer is 200 with the identity headers for the proxy to copy upstream, empty body,
  * or the refusal, as the API listener would give it (or, when the call says
  * `X-Leadgate-Refusal: headers`, as nginx can carry it: problem.ts). The lookup is never answered here.
  */
 export function createForwardAuthHandler(deps: HandlerDeps) {
-  const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
-  const start = (req: IncomingMessage, res: ServerResponse): Exchange => {
-    const ex = new Exchange(deps, req, res, deps.current());
-    ex.kind = 'auth';
-    ex.refusalCarried = req.headers['x-leadgate-refusal'] === 'headers';
-    try {
-      decide(ex);
-    } catch (err) {
-      ex.unexpected(err);
-    }
-    return ex;
-  };
-
-  return function handle(req: IncomingMessage, res: ServerResponse): void {
-    deps.guard.begin(req, res, start);
-  };
-
-  function decide(ex: Exchange): void {
-    const { res } = ex;
-    if (closesConnection(deps.lifecycle)) res.setHeader('connection', 'close');
-    const verdict = judge(ex);
-    if (verdict instanceof GatewayError) {
-      ex.refuse(verdict);
-      return;
-    }
-    const cors = ex.state.cors.grant(ex.req.headers.origin, verdict.key);
-    ex.admit(verdict, cors, (added) => allow(ex, verdict, added));
-  }
-
-  /** 200: the identity headers for the proxy to copy upstream, and the rate-limit fields. */
-  function allow(ex: Exchange, principal: Principal, headers: Readonly<Record<string, string>>): void {
-    ex.leaveBody();
-    const identity = identityHeaders(principal);
-    ex.res.writeHead(200, {
-      ...headers,
-      ...identity,
-      'x-envoy-auth-headers-to-remove': headersToRemove(identity),
-      'x-request-id': ex.requestId,
-      'cache-control': 'no-store',
-      'content-length': 0,
-    });
-    ex.res.end();
-  }
-
-  /** Who the original request is from, or why it is refused. */
-  function judge(ex: Exchange): Principal | GatewayError {
-    const { req, state } = ex;
-    const original = originalRequest(req.headers, { method: req.method ?? 'GET', url: req.url ?? '/' });
-    if (original instanceof GatewayError) return original;
-    const copy = forwardAuthRefusal(req.headers);
-    if (copy !== null) return bad(copy);
-    const result = state.authenticate({
-      ...original,
-      headers: req.headers,
-      peer: req.socket.remoteAddress,
-      nowS: nowS(),
-    });
-    ex.key = result.key;
-    if (result.error !== null || result.principal === null) {
-      return result.error ?? new GatewayError('internal_error', 'authentication gave no answer');
-    }
-    if (!state.cors.allows(req.headers.origin, result.principal.key)) {
-      return new GatewayError('cors_origin_not_allowed', 'this API key may not be used from this origin');
-    }
-    if (result.principal.lookupId !== null) {
+  return createEntry(deps, {
+    open(ex) {
+      ex.kind = 'auth';
+      ex.refusalCarried = ex.req.headers['x-leadgate-refusal'] === 'headers';
+    },
+    judged(ex) {
+      const { req } = ex;
+      const original = originalRequest(req.headers, { method: req.method ?? 'GET', url: req.url ?? '/' });
+      if (original instanceof GatewayError) return original;
+      const copy = forwardAuthRefusal(req.headers);
+      return copy === null ? original : bad(copy);
+    },
+    refuses(_ex, principal) {
+      if (principal.lookupId === null) return null;
       return new GatewayError(
         'not_found',
         'the lead lookup is answered on the API listener: route /api/v2/merchant/leads/ there',
       );
-    }
-    return result.principal;
-  }
+    },
+    admitted(ex, principal, _cors, added) {
+      allow(ex, principal, added);
+    },
+  });
+}
+
+/** 200: the identity headers for the proxy to copy upstream, and the rate-limit fields. */
+function allow(ex: Exchange, principal: Principal, headers: Readonly<Record<string, string>>): void {
+  ex.leaveBody();
+  const identity = identityHeaders(principal);
+  ex.res.writeHead(200, {
+    ...headers,
+    ...identity,
+    'x-envoy-auth-headers-to-remove': headersToRemove(identity),
+    'x-request-id': ex.requestId,
+    'cache-control': 'no-store',
+    'content-length': 0,
+  });
+  ex.res.end();
 }

@@ -1,6 +1,4 @@
-import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../contract/errors.js';
 import { type Deadline, Deadlines, type Expiring } from './deadlines.js';
@@ -20,24 +18,10 @@ export interface UndiciForwarderOptions {
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
 
-/**
- * The handler whose request undici is writing now. undici calls `onRequestStart` and then, in the
- * same synchronous step, publishes `undici:client:sendHeaders` with the socket it writes to: that
- * is how a handler learns its upstream socket (the dispatch API does not hand it over).
- */
-let writing: ForwardHandler | null = null;
-subscribe('undici:client:sendHeaders', (message) => {
-  const handler = writing;
-  writing = null;
-  if (handler !== null) handler.socket = (message as { socket: Socket }).socket;
-});
-
 /** One forwarded request, as undici's dispatch handler: methods on a prototype, no closures. */
 class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   private controller: Dispatcher.DispatchController | null = null;
   private done = false;
-  /** The upstream socket this request was written to, once written. */
-  socket: Socket | null = null;
   /**
    * Our own deadline for the response headers (undici's ticks in 500 ms steps). It starts when
    * the body has been sent: at once without one or with one received whole, else at its end.
@@ -73,7 +57,6 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.done || this.job.res.destroyed) controller.abort(new Error('client gone'));
-    else writing = this;
   }
 
   onResponseStart(
@@ -104,14 +87,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
 
   onResponseEnd(): void {
     this.done = true;
-    this.socket = null; // back in the pool: another request's now
     this.job.res.end();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    // undici may refuse the request after onRequestStart and before writing it: never bind the
-    // next request's socket to this one.
-    if (writing === this) writing = null;
     this.stopDeadline();
     if (this.done) return;
     const { res } = this.job;
@@ -138,14 +117,11 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   }
 
   /**
-   * Stops the upstream request and closes its socket now, before the answer goes out. undici's own
-   * abort closes the socket with an "informational" error that puts the aborted request back in
-   * its queue, so it opens a second connection for nothing and keeps it idle for the keep-alive
-   * time (nodejs/undici#5845). Closing the socket first makes undici fail the request instead.
+   * Stops the upstream request: undici closes its socket and drops the request. (undici 7 put an
+   * aborted request back in its queue and opened a second connection for it, nodejs/undici#5845;
+   * test/http/undici-abort.test.ts fails should that come back.)
    */
   private release(reason: Error): void {
-    this.socket?.destroy();
-    this.socket = null;
     this.controller?.abort(reason);
   }
 

@@ -1,4 +1,4 @@
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { NO_HEADERS } from '../admission/index.js';
@@ -6,106 +6,46 @@ import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
 import { type CorsHeaders, NO_CORS } from '../cors/cors.js';
-import { parseAddress } from '../net/ip.js';
-import type { Logger } from '../observability/log.js';
-import type { Metrics } from '../observability/metrics.js';
-import type { RequestLog } from '../observability/request-log.js';
-import type { GatewayState } from '../state.js';
-import type { RequestTracer } from '../tracing/index.js';
-import { type BodyWatch, RequestBody } from './body.js';
-import type { ConnectionGuard } from './connection.js';
-import { closesConnection, type Lifecycle } from './drain.js';
-import { Exchange } from './exchange.js';
-import type { Forwarder } from './forward.js';
+import { RequestBody } from './body.js';
+import { createEntry, type HandlerDeps, ITSELF } from './entry.js';
+import type { Exchange } from './exchange.js';
 import { upstreamHeaders } from './headers.js';
 import { answerLookup } from './lookup.js';
-import { announcesBody, checkWire } from './protocol.js';
-
-export interface HandlerDeps {
-  readonly current: () => GatewayState;
-  readonly forwarder: Forwarder;
-  readonly metrics: Metrics;
-  readonly logger: Logger;
-  readonly requestLog: RequestLog;
-  readonly guard: ConnectionGuard;
-  /** The request bodies in progress, checked against the minimum data rate. */
-  readonly bodies: BodyWatch;
-  readonly lifecycle: Lifecycle;
-  readonly inflight: { count: number };
-  readonly tracer: RequestTracer | null;
-  readonly now?: () => number;
-}
+import { announcesBody } from './protocol.js';
 
 /**
- * The HTTP layer of the API listener: the wire rules, then the §3 pipeline, then the lookup, the
- * forwarder or a problem. It decides nothing itself; it translates. No throw leaves it: an
- * unexpected one is that request's 500.
+ * The HTTP layer of the API listener: after the entry step (entry.ts: the wire rules, the drain,
+ * §3, admission), its own part: the CORS preflight, the body bounds, then the lookup, the
+ * forwarder or a problem. It decides nothing itself; it translates.
  */
 export function createRequestHandler(deps: HandlerDeps) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
 
-  const start = (req: IncomingMessage, res: ServerResponse): Exchange => {
-    const ex = new Exchange(deps, req, res, deps.current());
-    try {
-      serve(ex);
-    } catch (err) {
-      ex.unexpected(err);
-    }
-    return ex;
-  };
-
-  return function handle(req: IncomingMessage, res: ServerResponse): void {
-    deps.guard.begin(req, res, start);
-  };
-
-  function serve(ex: Exchange) {
-    const { req, res, state } = ex;
-    // Closing during the drain (see drain.ts), or an Upgrade (Node stops parsing after one): last
-    // answer. A client's own `Connection: close` Node honours itself.
-    if (closesConnection(deps.lifecycle)) res.setHeader('connection', 'close');
-    if (req.headers.upgrade !== undefined) ex.closeAfter();
-    if (deps.lifecycle.stopped)
-      return ex.refuse(new GatewayError('shutting_down', 'the gateway is shutting down'));
-
-    const wireError = checkWire(req, state.config.limits.maxHeaderCount);
-    if (wireError !== null) {
-      ex.closeAfter();
-      return ex.refuse(wireError);
-    }
-    if (state.cors.isPreflight(req)) return preflight(ex);
-
-    const maxBody = state.config.limits.maxBodyBytes;
-    if (maxBody !== null && Number(req.headers['content-length'] ?? 0) > maxBody) {
-      return ex.refuse(
-        new GatewayError('body_too_large', `the request body is larger than ${maxBody} bytes`),
-      );
-    }
-
-    const result = state.authenticate({
-      method: req.method ?? 'GET',
-      url: req.url ?? '/',
-      headers: req.headers,
-      peer: req.socket.remoteAddress,
-      nowS: nowS(),
-    });
-    ex.key = result.key;
-    if (result.error !== null || result.principal === null) {
-      return ex.refuse(result.error ?? new GatewayError('internal_error', 'authentication gave no answer'));
-    }
-    const principal = result.principal;
-    const origin = req.headers.origin;
-    if (!state.cors.allows(origin, principal.key)) {
-      return ex.refuse(
-        new GatewayError('cors_origin_not_allowed', 'this API key may not be used from this origin'),
-      );
-    }
-    // A READ key's GET or HEAD carries no body (docs/decisions/2026-11-28-bodies-on-read-requests.md).
-    if (principal.key.access === 'READ' && announcesBody(req)) {
-      return ex.refuse(new GatewayError('body_too_large', 'a request with a READ key may not have a body'));
-    }
-    const cors = state.cors.grant(origin, principal.key);
-    ex.admit(principal, cors, (added) => answer(ex, principal, withAdmission(cors, added)));
-  }
+  return createEntry(deps, {
+    open() {},
+    judged(ex) {
+      const { req, state } = ex;
+      if (state.cors.isPreflight(req)) {
+        preflight(ex);
+        return null;
+      }
+      const maxBody = state.config.limits.maxBodyBytes;
+      if (maxBody !== null && Number(req.headers['content-length'] ?? 0) > maxBody) {
+        return new GatewayError('body_too_large', `the request body is larger than ${maxBody} bytes`);
+      }
+      return ITSELF;
+    },
+    refuses(ex, principal) {
+      // A READ key's GET or HEAD carries no body (docs/decisions/2026-11-28-bodies-on-read-requests.md).
+      if (principal.key.access === 'READ' && announcesBody(ex.req)) {
+        return new GatewayError('body_too_large', 'a request with a READ key may not have a body');
+      }
+      return null;
+    },
+    admitted(ex, principal, cors, added) {
+      answer(ex, principal, withAdmission(cors, added));
+    },
+  });
 
   /** Admitted: the lookup is answered here, everything else forwarded. */
   function answer(ex: Exchange, principal: Principal, headers: CorsHeaders): void {
@@ -131,13 +71,12 @@ export function createRequestHandler(deps: HandlerDeps) {
     ex.kind = 'forward';
     const config = state.config;
     const peer = req.socket.remoteAddress;
-    const peerAddr = config.trustedProxies.size > 0 && peer ? parseAddress(peer) : null;
     // Authenticated: now the client may send its body (RFC 9110 §10.1.1).
     if (req.headers.expect?.toLowerCase() === '100-continue') res.writeContinue();
     const headers = upstreamHeaders(req.headers, principal, {
       requestId: ex.requestId,
       peer: normalisePeer(peer),
-      peerTrusted: peerAddr !== null && config.trustedProxies.matches(peerAddr),
+      peerTrusted: ex.facts?.peerTrusted() === true,
       encrypted: (req.socket as TLSSocket).encrypted === true,
       underscores: config.upstream.underscoreHeaders,
     });
@@ -201,9 +140,9 @@ export function createRequestHandler(deps: HandlerDeps) {
           return ex.refuse(answer, cors);
         }
         deps.metrics.lookups.inc({ result: 'found' });
+        // The request line's upstream_ms; the histogram is observed by the resolver, per backend call.
         if (state.config.leads.kind === 'upstream') {
           ex.upstreamSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
-          deps.metrics.upstreamDuration.observe('lookup', ex.upstreamSeconds);
         }
         if (ex.answered) return;
         const body = JSON.stringify(answer);

@@ -1,3 +1,6 @@
+import type { z } from 'zod';
+import type { leadsSchema } from './schema.js';
+
 /** A lead record, as the lookup answers it. */
 export interface Lead {
   readonly _id: string;
@@ -14,3 +17,14 @@ export type LeadsConfig =
       readonly cacheTtlMs: number;
       readonly cacheSize: number;
     };
+
+/** The lead resolver's settings from `leads.upstream` as validated (leads/schema.ts). */
+export function upstreamLeadsOf(up: NonNullable<z.infer<typeof leadsSchema>['upstream']>): LeadsConfig {
+  return {
+    kind: 'upstream',
+    path: up.path,
+    byIdPath: up.by_id_path ?? null,
+    cacheTtlMs: up.cache_ttl_s * 1000,
+    cacheSize: up.cache_size,
+  };
+}

@@ -15,6 +15,8 @@ export interface UpstreamResolverOptions {
   readonly cacheSize: number;
   readonly agent: Agent;
   readonly onCache?: (result: 'hit' | 'miss') => void;
+  /** A call the backend answered (whatever its status): from sending to its response headers. */
+  readonly onCall?: (seconds: number) => void;
   readonly onError?: (message: string) => void;
 }
 
@@ -44,6 +46,7 @@ export function createUpstreamResolver(options: UpstreamResolverOptions): LeadRe
     new Promise((resolve, reject) => {
       const target = new URL(url, options.base);
       const call = ctx.trace?.call('GET lead resolver', 'GET', target) ?? null;
+      const t0 = process.hrtime.bigint();
       const req = client.request(target, {
         method: 'GET',
         agent: options.agent,
@@ -65,6 +68,7 @@ export function createUpstreamResolver(options: UpstreamResolverOptions): LeadRe
         reject(new GatewayError('upstream_unavailable', 'the lead backend is unavailable'));
       });
       req.on('response', (res) => {
+        options.onCall?.(Number(process.hrtime.bigint() - t0) / 1e9);
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {

@@ -96,8 +96,8 @@ describe('Node lines', () => {
   it('engines and the run-time check agree', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
     expect(pkg.engines.node).toBe(SUPPORTED_NODE);
-    expect(['20.20.2', '22.11.0', '18.0.0'].map(isSupportedNode)).toEqual([false, false, false]);
-    expect(['22.12.0', '24.1.0', '26.10.0'].map(isSupportedNode)).toEqual([true, true, true]);
+    expect(['20.20.2', '22.18.0', '18.0.0'].map(isSupportedNode)).toEqual([false, false, false]);
+    expect(['22.19.0', '24.1.0', '26.10.0'].map(isSupportedNode)).toEqual([true, true, true]);
     expect(nodeLineWarning('26.10.0')).toBeNull();
   });
 
@@ -114,7 +114,7 @@ describe('Node lines', () => {
     expect(version.status).toBe(0);
     expect(version.stdout).toMatch(/^leadgate \d+\.\d+\.\d+\n$/);
     expect(version.stderr.trim().split('\n')).toHaveLength(1);
-    expect(version.stderr).toMatch(/Node 20\.\d+\.\d+ is not supported .*>=22\.12/);
+    expect(version.stderr).toMatch(/Node 20\.\d+\.\d+ is not supported .*>=22\.19/);
     const check = spawnSync(bin, ['bin/leadgate.js', 'check', '--config', 'missing.yaml'], {
       cwd: ROOT,
       encoding: 'utf8',

@@ -1,6 +1,6 @@
 import jsyaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
-import { substituteEnv } from '../../src/config/issues.js';
+import { substituteEnv } from '../../src/config/env-substitution.js';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { writeConfig } from '../helpers/fixture.js';
 

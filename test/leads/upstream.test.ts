@@ -78,6 +78,19 @@ describe('upstream lead resolver, against a real backend', () => {
     expect(await metric('leadgate_lead_cache_total{result="hit"}')).toBeGreaterThan(hitsBefore);
   });
 
+  it('times each backend call once in upstream_duration{kind="lookup"}, never a cache hit', async () => {
+    serveLeads();
+    const count = 'leadgate_upstream_duration_seconds_count{kind="lookup"}';
+    const calls = backend.received.length;
+    const observed = await metric(count);
+    // One call for a customer not cached yet, then answers from the cache; a 404 is a call too.
+    for (let i = 0; i < 5; i++) expect((await lookup('c:1-timed')).status).toBe(404);
+    LEADS['c:timed'] = { _id: 'L9', customer_id: 'c:timed', name: 'Hedy' };
+    for (let i = 0; i < 5; i++) expect((await lookup('c:timed')).status).toBe(200);
+    expect(backend.received.length - calls).toBe(2);
+    expect((await metric(count)) - observed).toBe(2);
+  });
+
   it('treats 404 as no such lead, and caches that too', async () => {
     serveLeads();
     const before = backend.received.length;
