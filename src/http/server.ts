@@ -12,7 +12,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { RequestTracer } from '../tracing/index.js';
-import { type BodyWatch, RequestBody } from './body.js';
+import { type BodyWatch, hasBody, RequestBody } from './body.js';
 import type { ConnectionGuard } from './connection.js';
 import { closesConnection, type Lifecycle } from './drain.js';
 import { Exchange } from './exchange.js';
@@ -100,7 +100,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       );
     }
     // A READ key's GET or HEAD carries no body (docs/decisions/2026-11-28-bodies-on-read-requests.md).
-    if (principal.key.access === 'READ' && announcesBody(req)) {
+    if (principal.key.access === 'READ' && hasBody(req)) {
       return ex.refuse(new GatewayError('body_too_large', 'a request with a READ key may not have a body'));
     }
     const cors = state.cors.grant(origin, principal.key);
@@ -176,6 +176,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       target: config.upstream.url,
       body,
       timeoutMs: config.upstream.timeoutMs,
+      sendTimeoutMs: config.limits.sendTimeoutMs,
       headers,
       responseHeaders: { ...cors, 'x-request-id': ex.requestId },
       onUpstreamResponse(seconds) {
@@ -184,6 +185,9 @@ export function createRequestHandler(deps: HandlerDeps) {
       },
       onError(error) {
         ex.refuse(error);
+      },
+      onSendTimeout() {
+        deps.metrics.connectionBounds.inc({ bound: 'send_timeout' });
       },
     });
   }
