@@ -19,7 +19,7 @@ import { Exchange } from './exchange.js';
 import type { Forwarder } from './forward.js';
 import { upstreamHeaders } from './headers.js';
 import { answerLookup } from './lookup.js';
-import { announcesBody, checkWire } from './protocol.js';
+import { checkWire } from './protocol.js';
 
 export interface HandlerDeps {
   readonly current: () => GatewayState;
@@ -146,7 +146,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       ex.upstreamCall = ex.trace.call(`${method} upstream`, method, config.upstream.url);
       Object.assign(headers, ex.upstreamCall.headers);
     }
-    if (!announcesBody(req)) {
+    if (!hasBody(req)) {
       send(ex, headers, cors, null);
       return;
     }

@@ -38,8 +38,13 @@ interface Answer {
   readonly body: string;
 }
 
-/** One h2 request with the storefront (READ) key; `body` null ends the stream with the HEADERS frame. */
-function ask(path: string, body: string | null, headers: http2.OutgoingHttpHeaders = {}): Promise<Answer> {
+/** One h2 request, with a READ key unless told; `body` null ends the stream with the HEADERS frame. */
+function ask(
+  path: string,
+  body: string | null,
+  headers: http2.OutgoingHttpHeaders = {},
+  key: string = KEYS.server.key,
+): Promise<Answer> {
   const session = http2.connect(`https://localhost:${gw.apiPort}`, {
     ca,
     servername: 'localhost',
@@ -48,7 +53,7 @@ function ask(path: string, body: string | null, headers: http2.OutgoingHttpHeade
   session.on('error', () => {});
   return new Promise<Answer>((resolve, reject) => {
     const stream = session.request(
-      { ':path': path, 'x-apikey': KEYS.server.key, 'x-source': 'web', ...headers },
+      { ':path': path, 'x-apikey': key, 'x-source': 'web', ...headers },
       { endStream: body === null },
     );
     let status = 0;
@@ -85,5 +90,20 @@ describe('a READ key on HTTP/2 (CONTRACT §3, issue 47 point 2)', () => {
     const answer = await ask('/api/v2/merchant/orders?h2=empty', '', { 'content-length': '0' });
     expect(answer.status).toBe(200);
     expect(upstream.arrived.at(-1)?.url).toBe('/api/v2/merchant/orders?h2=empty');
+  });
+});
+
+describe('a body on HTTP/2 without content-length', () => {
+  it("a WRITE key's POST whose body comes in DATA frames: forwarded with that body", async () => {
+    const answer = await ask(
+      '/api/v2/merchant/actions?h2=post',
+      'hello body',
+      { ':method': 'POST' },
+      KEYS.write.key,
+    );
+    expect(answer.status).toBe(200);
+    const received = upstream.received.at(-1);
+    expect(received?.url).toBe('/api/v2/merchant/actions?h2=post');
+    expect(received?.body.toString()).toBe('hello body');
   });
 });
