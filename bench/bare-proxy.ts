@@ -24,8 +24,10 @@ const server = http.createServer((req, res) => {
         ? req
         : null,
     timeoutMs: 30_000,
+    sendTimeoutMs: 60_000,
     responseHeaders: {},
     onUpstreamResponse() {},
+    onSendTimeout() {},
     onError(error) {
       res.writeHead(error.status).end();
     },

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
+import type { ServerHttp2Stream } from 'node:http2';
 import { Readable } from 'node:stream';
 import { GatewayError } from '../contract/errors.js';
+import { announcesBody } from './protocol.js';
 
 /** What `limits:` says about request bodies (config/types.ts). */
 export interface BodyLimits {
@@ -16,6 +18,18 @@ export interface BodyLimits {
 const COALESCE_BYTES = 64 * 1024;
 /** How often the bodies in progress are checked against the minimum rate. */
 const TICK_MS = 250;
+
+/**
+ * True when the request has a body: one announced (a length above 0, or chunks) or, on HTTP/2,
+ * DATA frames to come: there a body needs no `content-length`, and a request has one unless its
+ * HEADERS frame ended the stream. (nghttp2 refuses DATA beyond a declared length, so a declared 0
+ * is none, as on HTTP/1.1.)
+ */
+export function hasBody(req: IncomingMessage): boolean {
+  if (announcesBody(req)) return true;
+  const stream = (req as { stream?: ServerHttp2Stream }).stream;
+  return stream !== undefined && !stream.endAfterHeaders && req.headers['content-length'] !== '0';
+}
 
 export const bodyTooSlow = () =>
   new GatewayError('request_timeout', 'the request body arrived slower than the minimum data rate');

@@ -11,7 +11,7 @@ import type { RequestLog } from '../observability/request-log.js';
 import type { GatewayState } from '../state.js';
 import type { CallSpan, RequestTrace, RequestTracer } from '../tracing/index.js';
 import type { ConnectionGuard, Failable } from './connection.js';
-import type { ForwardHandle } from './forward.js';
+import { answeredWhole, type ForwardHandle } from './forward.js';
 import { writeProblem } from './problem.js';
 import { announcesBody } from './protocol.js';
 import { routeTemplate } from './route.js';
@@ -126,8 +126,10 @@ export class Exchange implements Failable {
     const { deps, res, req } = this;
     deps.inflight.count--;
     const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
-    const status = res.writableFinished ? res.statusCode : 499;
-    if (!res.writableFinished && this.code === 'ok') this.code = 'client_closed';
+    // An h2 stream reset by its client reports writableFinished too: answeredWhole tells them apart.
+    const whole = answeredWhole(res);
+    const status = whole ? res.statusCode : 499;
+    if (!whole && this.code === 'ok') this.code = 'client_closed';
     deps.metrics.requests.add(status, this.code, this.key?.name ?? '');
     deps.metrics.requestDuration.observe(this.kind, seconds);
     if (this.trace !== null) this.endTrace(status);

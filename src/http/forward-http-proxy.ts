@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { GatewayError } from '../contract/errors.js';
-import type { Forwarder, ForwardJob } from './forward.js';
+import { answeredWhole, cutAnswer, type Forwarder, type ForwardJob } from './forward.js';
 import { downstreamHeaders } from './headers.js';
 
 interface InFlight {
@@ -14,6 +14,16 @@ interface InFlight {
   failed: GatewayError | null;
   /** The upstream's response headers arrived. */
   answered: boolean;
+  /** The client left before its answer was whole: nothing more is sent upstream. */
+  left: boolean;
+  /** While the client takes none of the answer: the send timeout. */
+  blocked: NodeJS.Timeout | null;
+}
+
+/** The client takes the answer again (or it ended): no send timeout. */
+function unblock(state: InFlight): void {
+  if (state.blocked !== null) clearTimeout(state.blocked);
+  state.blocked = null;
 }
 
 /**
@@ -42,7 +52,7 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
     const state = inflight.get(req);
     if (!state) return;
     state.proxyReq = proxyReq;
-    if (state.failed) proxyReq.destroy();
+    if (state.failed || state.left) proxyReq.destroy();
   });
   proxy.on('proxyRes', (proxyRes, req, res) => {
     const state = inflight.get(req);
@@ -58,6 +68,20 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
       // for close (or HTTP/1.0) must get it, so say it here.
       res.getHeader('connection') ?? (res.shouldKeepAlive ? undefined : 'close'),
     );
+    // The answer is piped: the pipe pauses it while the client takes nothing (a write waits for
+    // `drain`). Paused for `sendTimeoutMs`: the client's connection (or h2 stream) and the upstream go.
+    proxyRes.on('pause', () => {
+      state.blocked ??= setTimeout(() => {
+        state.blocked = null;
+        if (answeredWhole(res) || state.left) return;
+        state.left = true;
+        state.job.onSendTimeout();
+        state.proxyReq?.destroy();
+        cutAnswer(res);
+      }, state.job.sendTimeoutMs);
+    });
+    proxyRes.on('resume', () => unblock(state));
+    proxyRes.on('end', () => unblock(state));
     // An upstream that dies mid-body: end the client's response too, never crash.
     proxyRes.on('error', () => res.destroy());
     proxyRes.on('aborted', () => res.destroy());
@@ -75,6 +99,8 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
         proxyReq: null,
         failed: null,
         answered: false,
+        left: false,
+        blocked: null,
       };
       inflight.set(job.req, state);
       const wait = () => {
@@ -111,7 +137,11 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
         fail: (error) => fail(state, error),
         closed() {
           if (state.timer) clearTimeout(state.timer);
-          if (!job.res.writableFinished) state.proxyReq?.destroy();
+          unblock(state);
+          if (answeredWhole(job.res)) return;
+          // Destroyed before the agent gave it a socket, a request is never written.
+          state.left = true;
+          state.proxyReq?.destroy();
         },
       };
     },

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../contract/errors.js';
 import { type Deadline, Deadlines, type Expiring } from './deadlines.js';
-import type { Forwarder, ForwardHandle, ForwardJob } from './forward.js';
+import { answeredWhole, cutAnswer, type Forwarder, type ForwardHandle, type ForwardJob } from './forward.js';
 import { downstreamHeaders } from './headers.js';
 import { Pool } from './undici-pool.js';
 
@@ -29,6 +29,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   private deadline: Deadline | null = null;
   /** The upstream's response headers arrived. */
   private responded = false;
+  /** While the client takes none of the answer (a write waits for `drain`): the send timeout. */
+  private blocked: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly job: ForwardJob,
@@ -47,6 +49,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
 
   private stopDeadline(): void {
     if (this.deadline !== null) this.deadlines.remove(this.deadline);
+    if (this.blocked !== null) clearTimeout(this.blocked);
+    this.blocked = null;
   }
 
   /** No response headers within `timeoutMs`: 504. */
@@ -81,11 +85,30 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (!this.job.res.write(chunk)) {
       controller.pause();
-      this.job.res.once('drain', () => controller.resume());
+      this.blocked ??= setTimeout(sendTimedOut, this.job.sendTimeoutMs, this);
+      this.job.res.once('drain', () => this.drained());
     }
   }
 
+  /** The client took what waited: the answer flows again. */
+  private drained(): void {
+    if (this.blocked !== null) clearTimeout(this.blocked);
+    this.blocked = null;
+    if (!this.done) this.controller?.resume();
+  }
+
+  /** The client took nothing for `sendTimeoutMs`: its connection (or h2 stream) and the upstream go. */
+  sendTimedOut(): void {
+    this.blocked = null;
+    if (this.done) return;
+    this.done = true;
+    this.job.onSendTimeout();
+    this.release(new Error('send timeout'));
+    cutAnswer(this.job.res);
+  }
+
   onResponseEnd(): void {
+    this.stopDeadline();
     this.done = true;
     this.job.res.end();
   }
@@ -128,10 +151,14 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   /** The client's response closed: if it did not finish, stop the upstream request too. */
   closed(): void {
     this.stopDeadline();
-    if (this.job.res.writableFinished) return;
+    if (answeredWhole(this.job.res)) return;
     this.done = true;
     this.release(new Error('client gone'));
   }
+}
+
+function sendTimedOut(handler: ForwardHandler): void {
+  handler.sendTimedOut();
 }
 
 /**

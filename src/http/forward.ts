@@ -1,4 +1,5 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { constants, type Http2Stream } from 'node:http2';
 import type { Readable } from 'node:stream';
 import type { GatewayError } from '../contract/errors.js';
 
@@ -20,6 +21,13 @@ export interface ForwardJob {
   readonly timeoutMs: number;
   /** Set on the response, over what the upstream sent (CORS grant, request id). */
   readonly responseHeaders: Readonly<Record<string, string>>;
+  /**
+   * Longest the answer may wait on the client (a write not taken, no `drain`): then the client's
+   * connection (HTTP/1.1) or stream (HTTP/2) and the upstream request are both closed.
+   */
+  readonly sendTimeoutMs: number;
+  /** Called when the send timeout closed this request. */
+  onSendTimeout(): void;
   /** Called once the upstream's response headers arrived, with the time it took. */
   onUpstreamResponse(seconds: number): void;
   /** Called when the upstream could not be used; the caller answers with the error. */
@@ -38,4 +46,26 @@ export interface ForwardHandle {
 export interface Forwarder {
   forward(job: ForwardJob): ForwardHandle;
   close(): void;
+}
+
+/**
+ * True when the client's response was written whole; false when the client left first. On h2,
+ * Node's compat response reports `writableFinished` once its stream closed, reset or not: an
+ * answer not ended by us (`writableEnded`) or a stream reset by the peer (`rstCode` other than
+ * NO_ERROR) is a client that left.
+ */
+export function answeredWhole(res: ServerResponse): boolean {
+  if (!res.writableFinished) return false;
+  const stream = (res as { stream?: Http2Stream }).stream;
+  return stream === undefined || (res.writableEnded && (stream.rstCode ?? 0) === 0);
+}
+
+/**
+ * Cuts the client's answer: on HTTP/1.1 its connection, on HTTP/2 its stream alone, reset with
+ * CANCEL (a compat response's `destroy()` would reset it with NO_ERROR, which reads as "done").
+ */
+export function cutAnswer(res: ServerResponse): void {
+  const stream = (res as { stream?: Http2Stream }).stream;
+  if (stream === undefined) res.destroy();
+  else if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
 }

@@ -6,12 +6,11 @@ import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
 import { type CorsHeaders, NO_CORS } from '../cors/cors.js';
-import { RequestBody } from './body.js';
+import { hasBody, RequestBody } from './body.js';
 import { createEntry, type HandlerDeps, ITSELF } from './entry.js';
 import type { Exchange } from './exchange.js';
 import { upstreamHeaders } from './headers.js';
 import { answerLookup } from './lookup.js';
-import { announcesBody } from './protocol.js';
 
 /**
  * The HTTP layer of the API listener: after the entry step (entry.ts: the wire rules, the drain,
@@ -37,7 +36,7 @@ export function createRequestHandler(deps: HandlerDeps) {
     },
     refuses(ex, principal) {
       // A READ key's GET or HEAD carries no body (docs/decisions/2026-11-28-bodies-on-read-requests.md).
-      if (principal.key.access === 'READ' && announcesBody(ex.req)) {
+      if (principal.key.access === 'READ' && hasBody(ex.req)) {
         return new GatewayError('body_too_large', 'a request with a READ key may not have a body');
       }
       return null;
@@ -85,7 +84,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       ex.upstreamCall = ex.trace.call(`${method} upstream`, method, config.upstream.url);
       Object.assign(headers, ex.upstreamCall.headers);
     }
-    if (!announcesBody(req)) {
+    if (!hasBody(req)) {
       send(ex, headers, cors, null);
       return;
     }
@@ -115,11 +114,15 @@ export function createRequestHandler(deps: HandlerDeps) {
       target: config.upstream.url,
       body,
       timeoutMs: config.upstream.timeoutMs,
+      sendTimeoutMs: config.limits.sendTimeoutMs,
       headers,
       responseHeaders: { ...cors, 'x-request-id': ex.requestId },
       onUpstreamResponse(seconds) {
         ex.upstreamSeconds = seconds;
         deps.metrics.upstreamDuration.observe('forward', seconds);
+      },
+      onSendTimeout() {
+        deps.metrics.connectionBounds.inc({ bound: 'send_timeout' });
       },
       onError(error) {
         ex.refuse(error);
