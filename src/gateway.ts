@@ -14,6 +14,7 @@ import { createUndiciForwarder } from './http/forward-undici.js';
 import { createRequestHandler, type HandlerDeps } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
 import {
+  type ConnectionBounds,
   createListenerMetrics,
   type H1Options,
   type HttpServer,
@@ -243,6 +244,16 @@ function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
   });
 }
 
+/** The listener's own bounds of `limits:`, each cut counted by its name. */
+function connectionBounds(config: Config, metrics: Metrics): ConnectionBounds {
+  return {
+    maxConnections: config.limits.maxConnections,
+    h2CloseGraceMs: config.limits.keepAliveTimeoutMs,
+    streamTimeoutMs: config.limits.sendTimeoutMs,
+    onBound: (bound) => metrics.connectionBounds.inc({ bound }),
+  };
+}
+
 /** What each loaded config sets: its metrics (hash, key expiries, load time) and the upstream probe. */
 function createLoadMarker(metrics: Metrics, agent: http.Agent, logger: Logger) {
   let health: UpstreamHealth | null = null;
@@ -314,6 +325,7 @@ async function openListeners(
   try {
     const api = await open(config.listen, {
       name: 'api',
+      bounds: connectionBounds(config, deps.metrics),
       handler: createRequestHandler(deps),
       configure: apiEvents(config.limits, deps.guard),
     });
@@ -329,6 +341,7 @@ async function openListeners(
       const faGuard = newGuard(config, deps.metrics);
       forwardAuth = await open(config.forwardAuth.listen, {
         name: 'forward_auth',
+        bounds: connectionBounds(config, deps.metrics),
         handler: createForwardAuthHandler({ ...deps, guard: faGuard }),
         configure: apiEvents(config.limits, faGuard),
       });
