@@ -248,7 +248,8 @@ function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
 function connectionBounds(config: Config, metrics: Metrics): ConnectionBounds {
   return {
     maxConnections: config.limits.maxConnections,
-    h2CloseGraceMs: config.limits.keepAliveTimeoutMs,
+    // longer than a legitimate request may wait for its upstream by default (upstream.timeout_ms)
+    h2CloseGraceMs: config.limits.sendTimeoutMs,
     streamTimeoutMs: config.limits.sendTimeoutMs,
     onBound: (bound) => metrics.connectionBounds.inc({ bound }),
   };

@@ -66,11 +66,11 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
     'all request headers must arrive within this (slowloris): 408; on TLS, the handshake too (else the connection is closed)',
   'limits.request_timeout_ms': 'the whole request must arrive within this: 408',
   'limits.keepalive_timeout_ms':
-    'idle client keep-alive connections are closed after this; an h2 session gets GOAWAY, and is destroyed this long later if its streams have not finished',
+    'idle client keep-alive connections are closed after this (an h2 session gets GOAWAY)',
   'limits.max_pipelined_requests':
     'pipelined requests that may wait on one connection: then it is not read until half are answered',
   'limits.send_timeout_ms':
-    'a connection not read for `max_pipelined_requests` on which no answer is written for this long (its client reads none) is closed; an h2 stream with no frame either way for this long is cancelled',
+    'a connection not read for `max_pipelined_requests` on which no answer is written for this long (its client reads none) is closed; an h2 stream with no frame either way for this long is cancelled, and an h2 session whose streams have not finished this long after GOAWAY is destroyed',
   'limits.buffer_body_bytes':
     'a request body that ends within this is received whole before an upstream connection is taken (0: always stream)',
   'limits.min_body_rate_bps':

@@ -53,7 +53,10 @@ export function superviseSession(
   if (bounds !== undefined) {
     session.on('error', () => bounds.onBound('h2_flood'));
     session.on('stream', (stream: http2.ServerHttp2Stream) => {
-      stream.setTimeout(bounds.streamTimeoutMs, () => stream.close(CANCEL));
+      stream.setTimeout(bounds.streamTimeoutMs, () => {
+        bounds.onBound('send_timeout');
+        stream.close(CANCEL);
+      });
     });
   }
   return close;

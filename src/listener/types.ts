@@ -31,7 +31,12 @@ export interface ListenerDeps {
 }
 
 /** What the listener cuts, as `leadgate_connection_bounds_total{bound}` counts it. */
-export type ListenerBound = 'handshake_timeout' | 'max_connections' | 'h2_flood' | 'h2_goaway';
+export type ListenerBound =
+  | 'handshake_timeout'
+  | 'max_connections'
+  | 'send_timeout'
+  | 'h2_flood'
+  | 'h2_goaway';
 
 export interface ConnectionBounds {
   /** Connections open at once on this listener (in this process); more are closed on accept. */

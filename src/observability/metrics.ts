@@ -145,7 +145,7 @@ export function createMetrics(sources: {
     connectionBounds: zeroed(
       new Counter({
         name: 'leadgate_connection_bounds_total',
-        help: 'Times a client connection met a bound of limits:, by bound: pipeline (reading held), send_timeout (held and its answers unread: closed), body_rate (body too slow: 408, connection cut), handshake_timeout (no TLS handshake within header_timeout_ms), max_connections (accepted past the cap: closed), h2_flood (h2 session ended for a flood of resets, invalid frames or refused streams), h2_goaway (h2 session destroyed: its streams did not finish within the grace after GOAWAY)',
+        help: 'Times a client connection met a bound of limits:, by bound: pipeline (reading held), send_timeout (held and its answers unread: closed; an h2 stream with no frame: cancelled), body_rate (body too slow: 408, connection cut), handshake_timeout (no TLS handshake within header_timeout_ms), max_connections (accepted past the cap: closed), h2_flood (h2 session ended for a flood of resets, invalid frames or refused streams), h2_goaway (h2 session destroyed: its streams did not finish within the grace after GOAWAY)',
         labelNames: ['bound'] as const,
         registers: [registry],
       }),

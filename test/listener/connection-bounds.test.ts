@@ -152,12 +152,13 @@ describe('bounds that span connections', () => {
   it('many h2 sessions with every stream waiting and nothing read: bounded memory, destroyed after GOAWAY, a legitimate client served', async () => {
     const s = await start(
       'bounds-h2-sessions',
-      'keepalive_timeout_ms: 2000, header_timeout_ms: 10000, request_timeout_ms: 60000',
+      'keepalive_timeout_ms: 1000, send_timeout_ms: 3000, header_timeout_ms: 10000, request_timeout_ms: 60000',
     );
     const sessions: http2.ClientHttp2Session[] = [];
     try {
       const before = await rss(s);
       expect(await bound(s, 'h2_goaway')).toBe(0);
+      const cancelledBefore = await bound(s, 'send_timeout');
       const SESSIONS = 150;
       const STREAMS = 100;
       let closedSessions = 0;
@@ -195,10 +196,12 @@ describe('bounds that span connections', () => {
       expect(opened).toBeLessThanOrEqual(SESSIONS * 64);
       // a legitimate client is served while all of them wait
       expect(await h2Status(s.apiPort)).toBe(200);
-      // nothing read, nothing sent: GOAWAY after keepalive_timeout_ms, destroyed one grace later
+      // nothing read, nothing sent: streams cancelled after send_timeout_ms, GOAWAY when idle, and
+      // a session whose streams do not finish destroyed send_timeout_ms after its GOAWAY
       await until(() => closedSessions === SESSIONS, 20_000);
       expect(closedSessions).toBe(SESSIONS);
-      expect(await bound(s, 'h2_goaway')).toBeGreaterThanOrEqual(SESSIONS / 2);
+      const cancelled = (await bound(s, 'send_timeout')) - cancelledBefore;
+      expect(cancelled + (await bound(s, 'h2_goaway'))).toBeGreaterThanOrEqual(SESSIONS);
       const growth = (peak - before) / MiB;
       process.stdout.write(
         `h2 ${SESSIONS} sessions x ${STREAMS} streams (answers unread): ${opened} streams answered headers; RSS ${(before / MiB).toFixed(0)} -> ${(peak / MiB).toFixed(0)} MiB (+${growth.toFixed(1)}, ${((growth * 1024) / SESSIONS).toFixed(0)} KiB a session); after the closes ${((await rss(s)) / MiB).toFixed(0)} MiB\n`,
