@@ -233,8 +233,13 @@ describe('bounds that span connections', () => {
             frame(TYPE.RST_STREAM, 0, id, cancel),
           );
         }
-        if (conn.send(...batch)) pairs += 500;
-        await new Promise((r) => setImmediate(r));
+        // handed to the socket while it was open
+        if (conn.socket.destroyed) break;
+        pairs += 500;
+        // as fast as leadgate takes them, no faster: a full socket buffer waits for its drain
+        if (!conn.send(...batch)) {
+          await Promise.race([new Promise((r) => conn.socket.once('drain', r)), conn.closed, sleep(2_000)]);
+        }
       }
       await Promise.race([conn.closed, sleep(10_000)]);
       expect(conn.socket.destroyed).toBe(true);
