@@ -26,6 +26,8 @@ beforeAll(async () => {
 afterAll(() => upstream.close());
 
 const MiB = 2 ** 20;
+/** RFC 9113 §6.9 (not in the frame helper's TYPE). */
+const WINDOW_UPDATE = 8;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function start(name: string, limits: string, tls = true): Promise<Served> {
@@ -214,6 +216,39 @@ describe('bounds that span connections', () => {
       await s.stop();
     }
   }, 90_000);
+
+  it('an h2 session whose streams do not finish after GOAWAY is destroyed send_timeout_ms later, and counted', async () => {
+    const s = await start('bounds-h2-goaway', 'keepalive_timeout_ms: 1000, send_timeout_ms: 2000');
+    try {
+      expect(await bound(s, 'h2_goaway')).toBe(0);
+      const conn = await connectH2(s.apiPort, ca);
+      // SETTINGS_INITIAL_WINDOW_SIZE 0: the answer goes out only as this client opens its window
+      conn.send(frame(TYPE.SETTINGS, 0, 0, Buffer.from([0, 4, 0, 0, 0, 0])));
+      conn.send(
+        frame(TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, 1, request('/api/v2/merchant/orders')),
+      );
+      expect(await conn.until((f) => f.type === TYPE.HEADERS && f.stream === 1)).not.toBeNull();
+      // the client says it is done (GOAWAY), then reads its answer a byte at a time: the stream
+      // stays active (no stream timeout) and would take minutes to finish
+      conn.send(frame(TYPE.GOAWAY, 0, 0, Buffer.alloc(8)));
+      const trickle = setInterval(
+        () => conn.send(frame(WINDOW_UPDATE, 0, 1, Buffer.from([0, 0, 0, 1]))),
+        200,
+      );
+      try {
+        await Promise.race([conn.closed, sleep(20_000)]);
+      } finally {
+        clearInterval(trickle);
+      }
+      expect(conn.socket.destroyed).toBe(true);
+      const body = conn.frames.filter((f) => f.type === TYPE.DATA && f.stream === 1);
+      expect(body.length).toBeGreaterThan(0);
+      expect(await bound(s, 'h2_goaway')).toBe(1);
+      expect(await h2Status(s.apiPort)).toBe(200);
+    } finally {
+      await s.stop();
+    }
+  }, 60_000);
 
   it('a rapid reset without a key is cut early (GOAWAY or close), counted, and others are served', async () => {
     const s = await start('bounds-rapid-nokey', '');
