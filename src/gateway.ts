@@ -15,6 +15,7 @@ import { createUndiciForwarder } from './http/forward-undici.js';
 import { createRequestHandler } from './http/server.js';
 import { createUpstreamHealth, type UpstreamHealth } from './http/upstream-health.js';
 import {
+  type ConnectionBounds,
   createListenerMetrics,
   type H1Options,
   type HttpServer,
@@ -244,6 +245,17 @@ function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
   });
 }
 
+/** The listener's own bounds of `limits:`, each cut counted by its name. */
+function connectionBounds(config: Config, metrics: Metrics): ConnectionBounds {
+  return {
+    maxConnections: config.limits.maxConnections,
+    // longer than a legitimate request may wait for its upstream by default (upstream.timeout_ms)
+    h2CloseGraceMs: config.limits.sendTimeoutMs,
+    streamTimeoutMs: config.limits.sendTimeoutMs,
+    onBound: (bound) => metrics.connectionBounds.inc({ bound }),
+  };
+}
+
 /**
  * The effects of a config being applied (at start and on each reload): its metrics (hash, key
  * expiries, load time, the rate-limit series at 0) and the upstream probe.
@@ -318,6 +330,7 @@ async function openListeners(
   try {
     const api = await open(config.listen, {
       name: 'api',
+      bounds: connectionBounds(config, deps.metrics),
       handler: createRequestHandler(deps),
       configure: apiEvents(config.limits, deps.guard),
     });
@@ -333,6 +346,7 @@ async function openListeners(
       const faGuard = newGuard(config, deps.metrics);
       forwardAuth = await open(config.forwardAuth.listen, {
         name: 'forward_auth',
+        bounds: connectionBounds(config, deps.metrics),
         handler: createForwardAuthHandler({ ...deps, guard: faGuard }),
         configure: apiEvents(config.limits, faGuard),
       });

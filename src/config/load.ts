@@ -235,6 +235,7 @@ export function buildConfig(r: Omit<ResolvedConfig, 'keys'>, keys: KeyTable): Co
       bufferBodyBytes: raw.limits.buffer_body_bytes,
       minBodyRateBps: raw.limits.min_body_rate_bps,
       bodyRateGraceMs: raw.limits.body_rate_grace_ms,
+      maxConnections: raw.limits.max_connections,
     },
     log: { requests: raw.log.requests },
     keys,

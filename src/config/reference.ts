@@ -62,18 +62,22 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'limits.max_header_bytes': 'request headers over this: 431 `headers_too_large`',
   'limits.max_header_count': 'more request headers than this: 431 `headers_too_large`',
   'limits.max_body_bytes': 'request bodies over this: 413 `body_too_large` (none: no limit)',
-  'limits.header_timeout_ms': 'all request headers must arrive within this (slowloris): 408',
+  'limits.header_timeout_ms':
+    'all request headers must arrive within this (slowloris): 408; on TLS, the handshake too (else the connection is closed)',
   'limits.request_timeout_ms': 'the whole request must arrive within this: 408',
-  'limits.keepalive_timeout_ms': 'idle client keep-alive connections are closed after this',
+  'limits.keepalive_timeout_ms':
+    'idle client keep-alive connections are closed after this (an h2 session gets GOAWAY)',
   'limits.max_pipelined_requests':
     'pipelined requests that may wait on one connection: then it is not read until half are answered',
   'limits.send_timeout_ms':
-    'a connection not read for `max_pipelined_requests` on which no answer is written for this long (its client reads none) is closed',
+    'a connection not read for `max_pipelined_requests` on which no answer is written for this long (its client reads none) is closed; a forwarded answer its client takes nothing of for this long is cut with its upstream request; an h2 stream with no frame either way for this long is cancelled, and an h2 session whose streams have not finished this long after GOAWAY is destroyed',
   'limits.buffer_body_bytes':
     'a request body that ends within this is received whole before an upstream connection is taken (0: always stream)',
   'limits.min_body_rate_bps':
     'after `body_rate_grace_ms`, a request body must average this many bytes a second: else 408 `request_timeout` (0: no minimum)',
   'limits.body_rate_grace_ms': 'how long a request body may arrive slower than `min_body_rate_bps`',
+  'limits.max_connections':
+    'client connections one listener keeps open at once, in each process (each worker); more are closed on accept',
   'log.requests': 'which requests get a log line: `all`, `errors` (status ≥ 400) or `none`',
   'keys[]': 'the API keys; at least one',
   'keys[].name': 'unique name: in logs, metrics and `x-api-key-name`',

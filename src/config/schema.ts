@@ -164,6 +164,13 @@ function uniqueNames(keys: ReadonlyArray<{ name: string }>, ctx: z.RefinementCtx
 }
 
 /** Every section but `keys`. */
+/**
+ * Connections one listener keeps open at once in one process: the worst a connection can make
+ * the process hold (an h2 session with every stream waiting) times this stays inside a 512 MiB
+ * pod (the arithmetic: docs/reference/limits.md).
+ */
+const MAX_CONNECTIONS = 256;
+
 const configShape = {
   /** Processes serving the API (node:cluster): 1, a number, or `auto` (the cgroup CPU quota, else the cores). */
   workers: z.union([z.literal('auto'), z.number().int().min(1).max(256)]).default(1),
@@ -220,6 +227,7 @@ const configShape = {
       buffer_body_bytes: nonNegative.max(16 * 2 ** 20).default(65_536),
       min_body_rate_bps: nonNegative.default(240),
       body_rate_grace_ms: nonNegative.default(5_000),
+      max_connections: positive.max(1_000_000).default(MAX_CONNECTIONS),
     })
     .superRefine(timeoutsFit)
     .default({
@@ -233,6 +241,7 @@ const configShape = {
       buffer_body_bytes: 65_536,
       min_body_rate_bps: 240,
       body_rate_grace_ms: 5_000,
+      max_connections: MAX_CONNECTIONS,
     }),
   tracing: tracingSchema,
   log: z

@@ -72,6 +72,8 @@ export interface Config {
     /** A body must average this many bytes a second once `bodyRateGraceMs` passed (0: off). */
     readonly minBodyRateBps: number;
     readonly bodyRateGraceMs: number;
+    /** Connections one listener keeps open at once (per process); more are closed on accept. */
+    readonly maxConnections: number;
   };
   /** `tracing:` as written; the environment is read once at start (see tracing/settings.ts). */
   readonly tracing: TracingConfig;

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type http2 from 'node:http2';
-import type { H1Options } from './types.js';
+import type { ConnectionBounds, H1Options } from './types.js';
 
 /**
  * CONTRACT §11's bounds on an h2 connection, from Node's own http2 settings: few concurrent
@@ -12,7 +12,7 @@ export function h2Limits(h1: H1Options): http2.SecureServerOptions {
   return {
     settings: { maxConcurrentStreams: MAX_STREAMS, maxHeaderListSize: h1.maxHeaderSize, enablePush: false },
     maxHeaderListPairs: 256,
-    maxSessionMemory: 10,
+    maxSessionMemory: MAX_SESSION_MEMORY_MIB,
     maxSessionInvalidFrames: 100,
     maxSessionRejectedStreams: 100,
     maxOutstandingPings: 10,
@@ -21,14 +21,61 @@ export function h2Limits(h1: H1Options): http2.SecureServerOptions {
 }
 
 /**
- * An h2 connection with no frame for `keepAliveTimeout` gets GOAWAY, as an idle HTTP/1.1
- * keep-alive connection is closed; streams still open finish first.
+ * An h2 session's life once accepted: no frame for `keepAliveTimeout` gets GOAWAY, as an idle
+ * HTTP/1.1 keep-alive connection is closed; a GOAWAY sent or received lets the streams still open
+ * finish for `h2CloseGraceMs`, then the session is destroyed (a peer that never reads its answers
+ * would otherwise keep it, and what it holds, for ever); a stream with no frame either way for
+ * `streamTimeoutMs` is cancelled. A session Node ends for a flood (rapid reset, invalid frames,
+ * refused streams, session memory) is counted. Returns how to close it (the listener's closeIdle).
  */
-export function closeWhenIdle(session: http2.ServerHttp2Session, h1: H1Options): void {
-  session.setTimeout(h1.keepAliveTimeout, () => session.close());
+export function superviseSession(
+  session: http2.ServerHttp2Session,
+  h1: H1Options,
+  bounds: ConnectionBounds | undefined,
+): () => void {
+  let grace: NodeJS.Timeout | null = null;
+  const close = () => {
+    if (session.destroyed) return;
+    session.close();
+    if (bounds === undefined || grace !== null) return;
+    grace = setTimeout(() => {
+      if (session.destroyed) return;
+      bounds.onBound('h2_goaway');
+      session.destroy();
+    }, bounds.h2CloseGraceMs);
+    grace.unref();
+  };
+  session.setTimeout(h1.keepAliveTimeout, close);
+  session.on('goaway', close);
+  session.once('close', () => {
+    if (grace !== null) clearTimeout(grace);
+  });
+  if (bounds !== undefined) {
+    session.on('error', () => bounds.onBound('h2_flood'));
+    session.on('stream', (stream: http2.ServerHttp2Stream) => {
+      stream.setTimeout(bounds.streamTimeoutMs, () => {
+        bounds.onBound('send_timeout');
+        stream.close(CANCEL);
+      });
+    });
+  }
+  return close;
 }
 
-const MAX_STREAMS = 100;
+/**
+ * Streams open at once on one session. nginx allows 128 and Node 2^32-1; a sidecar's client
+ * (an app, a balancer) keeps far fewer in flight, but clients assume 100 until our SETTINGS
+ * arrive (nghttp2, Go), and streams past ours in that first burst are refused: 64 halves what a
+ * session can hold waiting (about 12 KiB a stream, docs/reference/limits.md) while a burst of
+ * a few dozen at connection start is served whole.
+ */
+const MAX_STREAMS = 64;
+/**
+ * Node's `maxSessionMemory` (MiB, default 10): past it new streams are refused
+ * (ENHANCE_YOUR_CALM). Answers leadgate writes are small; 4 MiB leaves room for a large
+ * forwarded answer being written while keeping a few hundred sessions far from the pod's limit.
+ */
+const MAX_SESSION_MEMORY_MIB = 4;
 
 /** RFC 9113 §8.2.2: fields that are connection-specific in HTTP/1.1 make an h2 request malformed. */
 const CONNECTION_SPECIFIC = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'];
@@ -132,5 +179,7 @@ const DROPPED = new Set([...CONNECTION_SPECIFIC, 'te']);
 
 /** NGHTTP2_NO_ERROR: a stream closed normally. */
 const NO_ERROR = 0;
+/** NGHTTP2_CANCEL. */
+const CANCEL = 8;
 /** NGHTTP2_PROTOCOL_ERROR. */
 const PROTOCOL_ERROR = 1;

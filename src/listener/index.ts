@@ -5,7 +5,7 @@ import net, { type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import { acceptProxied, assignPeer, handedPeer } from './accept.js';
-import { closeWhenIdle, h2Edge, h2Limits } from './h2.js';
+import { h2Edge, h2Limits, superviseSession } from './h2.js';
 import type { ListenerSettings } from './settings.js';
 import { type CertificateWatch, watchCertificate } from './tls-reload.js';
 import type { HttpServer, ListenerDeps } from './types.js';
@@ -15,7 +15,7 @@ export { createListenerMetrics } from './metrics.js';
 export { adminListenerSchema, listenerMeanings, listenerSchema, listenerSettingsOf } from './schema.js';
 export type { ListenerName, ListenerSettings, ProxyProtocolSettings, TlsSettings } from './settings.js';
 export { certificateExpiryWarning, EXPIRY_WARNING_DAYS, loadPair } from './tls.js';
-export type { H1Options, HttpServer, ListenerDeps } from './types.js';
+export type { ConnectionBounds, H1Options, HttpServer, ListenerBound, ListenerDeps } from './types.js';
 
 /** One listening endpoint of CONTRACT §11: plain or TLS (h2 by ALPN), PROXY protocol in front. */
 export interface Listener {
@@ -34,7 +34,7 @@ export async function openListener(settings: ListenerSettings, deps: ListenerDep
   const tls = settings.tls;
   const cert: CertificateWatch | null = tls === null ? null : watchCertificate(name, tls, deps);
   const sockets = new Set<Socket | Duplex>();
-  const sessions = new Set<http2.ServerHttp2Session>();
+  const sessions = new Map<http2.ServerHttp2Session, () => void>();
   const server = createServer(settings, deps, cert);
   const track = (socket: Socket | Duplex) => {
     sockets.add(socket);
@@ -56,9 +56,8 @@ export async function openListener(settings: ListenerSettings, deps: ListenerDep
   }
   if (tls?.http2 === true) {
     server.on('session', (session: http2.ServerHttp2Session) => {
-      sessions.add(session);
+      sessions.set(session, superviseSession(session, deps.h1, deps.bounds));
       session.once('close', () => sessions.delete(session));
-      closeWhenIdle(session, deps.h1);
     });
   }
   const proxy = settings.proxyProtocol;
@@ -75,6 +74,18 @@ export async function openListener(settings: ListenerSettings, deps: ListenerDep
             (stream, peer) => handedPeer.run(peer, () => server.emit('connection', stream)),
           );
         });
+  const bounds = deps.bounds;
+  if (bounds !== undefined) {
+    // Node closes a connection accepted past the cap at once ('drop'); behind a PROXY front the
+    // front is what accepts.
+    front.maxConnections = bounds.maxConnections;
+    front.on('drop', () => bounds.onBound('max_connections'));
+    if (tls !== null) {
+      server.on('tlsClientError', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'ERR_TLS_HANDSHAKE_TIMEOUT') bounds.onBound('handshake_timeout');
+      });
+    }
+  }
   try {
     await bind(front, settings.host, settings.port);
   } catch (err) {
@@ -100,7 +111,7 @@ export async function openListener(settings: ListenerSettings, deps: ListenerDep
     stopAccepting,
     closeIdle() {
       if ('closeIdleConnections' in server) server.closeIdleConnections();
-      for (const session of sessions) session.close();
+      for (const close of sessions.values()) close();
     },
     async close() {
       cert?.stop();
@@ -126,6 +137,8 @@ function createServer(
       ...cert.initial.options,
       requestCert: tls.clientCaFile !== null,
       rejectUnauthorized: tls.clientCaFile !== null,
+      // a TLS connection's handshake is part of its headers: the same bound (Node's default 120 s)
+      handshakeTimeout: deps.h1.headersTimeout,
     };
     let secureServer: https.Server | http2.Http2SecureServer;
     if (tls.http2) {

@@ -26,4 +26,24 @@ export interface ListenerDeps {
   /** Calls back when any of the files changes (the config watcher, with its `..data` handling). */
   readonly watch: (files: readonly string[], onChange: () => void) => { close(): void };
   readonly log: (level: 'info' | 'error', fields: Record<string, unknown>, message: string) => void;
+  /** The connection bounds of `limits:` (docs/reference/limits.md); none when absent (admin). */
+  readonly bounds?: ConnectionBounds;
+}
+
+/** What the listener cuts, as `leadgate_connection_bounds_total{bound}` counts it. */
+export type ListenerBound =
+  | 'handshake_timeout'
+  | 'max_connections'
+  | 'send_timeout'
+  | 'h2_flood'
+  | 'h2_goaway';
+
+export interface ConnectionBounds {
+  /** Connections open at once on this listener (in this process); more are closed on accept. */
+  readonly maxConnections: number;
+  /** How long an h2 session that got or sent GOAWAY may take to finish its streams before it is destroyed. */
+  readonly h2CloseGraceMs: number;
+  /** An h2 stream with no frame either way for this long is cancelled. */
+  readonly streamTimeoutMs: number;
+  readonly onBound: (bound: ListenerBound) => void;
 }

@@ -145,7 +145,7 @@ export function createMetrics(sources: {
     connectionBounds: zeroed(
       new Counter({
         name: 'leadgate_connection_bounds_total',
-        help: 'Times a client connection met a bound of limits:, by bound: pipeline (reading held), send_timeout (held and its answers unread: closed), body_rate (body too slow: 408, connection cut)',
+        help: 'Times a client connection met a bound of limits:, by bound: pipeline (reading held), send_timeout (held and its answers unread: closed; a forwarded answer not taken: cut with its upstream request; an h2 stream with no frame: cancelled), body_rate (body too slow: 408, connection cut), handshake_timeout (no TLS handshake within header_timeout_ms), max_connections (accepted past the cap: closed), h2_flood (h2 session ended for a flood of resets, invalid frames or refused streams), h2_goaway (h2 session destroyed: its streams did not finish within the grace after GOAWAY)',
         labelNames: ['bound'] as const,
         registers: [registry],
       }),
@@ -165,7 +165,15 @@ export function createMetrics(sources: {
 }
 
 /** The bounds of `limits:` that act on a client connection (docs/reference/limits.md). */
-export const CONNECTION_BOUNDS = ['pipeline', 'send_timeout', 'body_rate'] as const;
+export const CONNECTION_BOUNDS = [
+  'pipeline',
+  'send_timeout',
+  'body_rate',
+  'handshake_timeout',
+  'max_connections',
+  'h2_flood',
+  'h2_goaway',
+] as const;
 
 /** What a lookup can come to (http/server.ts counts each). */
 export const LOOKUP_RESULTS = ['found', 'not_found', 'refused', 'error'] as const;
