@@ -24,6 +24,7 @@ import { type Beside, beside } from './side-by-side.js';
  * skips the latency and scale passes. BENCH_PROCESSES (3): how many processes serve each of the
  * rows the token and in-memory policy verdicts read (bare, (b), (b) + 1 policy), measured in turn.
  * BENCH_PRIME (1): seconds of load, not counted, on a process just before each counted run.
+ * BENCH_MIX=1: the bare proxy and (b) also on the recorded clients' requests (mix/), side by side.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
