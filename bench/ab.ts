@@ -7,6 +7,7 @@ import { cpuMicros } from './cpu.js';
 import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, runLoad } from './load.js';
 import { median } from './median.js';
+import { mixedRequests, recordedClients } from './mix/mix.js';
 import { pinningNote, pinSelf } from './pin.js';
 import { start, stopAll } from './process.js';
 import { buildRef, ROOT } from './worktree.js';
@@ -17,7 +18,8 @@ import { buildRef, ROOT } from './worktree.js';
  * target once (A and B in alternating order); a difference is taken within a round, then the
  * median over the rounds is reported with its range. CPU = the process's utime + stime ÷ requests.
  * Short rounds, many of them: a shared machine's slow swings hit both sides of a pair alike.
- * AB_ROUNDS (default 15), AB_SECONDS (2), AB_WARMUP (5 runs per target), AB_CONNECTIONS (50).
+ * AB_ROUNDS (default 15), AB_SECONDS (2), AB_WARMUP (5 runs per target), AB_CONNECTIONS (50);
+ * AB_MIX=1 sends every target the recorded clients' requests in turn (mix/) instead of one fixed one.
  * Processes pinned as pin.ts says.
  */
 const ROUNDS = Number(process.env.AB_ROUNDS ?? 15);
@@ -25,6 +27,7 @@ const SECONDS = Number(process.env.AB_SECONDS ?? 2);
 const CONNECTIONS = Number(process.env.AB_CONNECTIONS ?? 50);
 const WARMUP = Number(process.env.AB_WARMUP ?? 5);
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const MIX = process.env.AB_MIX === '1' ? recordedClients() : null;
 
 interface Target {
   readonly name: string;
@@ -42,6 +45,9 @@ async function cpuPerRequest(t: Target, seconds: number): Promise<number> {
   const r = await runLoad({
     url: `http://127.0.0.1:${t.port}/api/v2/merchant/orders`,
     headers: HEADERS,
+    ...(MIX === null
+      ? {}
+      : { requests: mixedRequests(MIX, { host: `127.0.0.1:${t.port}`, apikey: STOREFRONT_KEY, token }) }),
     connections: CONNECTIONS,
     seconds,
   });
@@ -120,7 +126,8 @@ function report(ref: string, commit: string, rounds: Round[]) {
         ? 'A costs more in every round'
         : 'no difference beyond the rounds’ spread';
   console.log(
-    `\nA = this checkout, B = ${ref} (${commit.slice(0, 7)}); ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections`,
+    `\nA = this checkout, B = ${ref} (${commit.slice(0, 7)}); ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections` +
+      (MIX === null ? '' : `; mixed clients (${MIX.clients.length} recorded, AB_MIX=1)`),
   );
   console.log(`token path, A − B: ${show(ab)}: ${change(ab)}`);
   console.log(`token path + 1 in-memory policy, A − B: ${show(abLimited)}: ${change(abLimited)}`);

@@ -19,6 +19,11 @@ export interface LoadSpec {
   readonly headers: Readonly<Record<string, string>>;
   readonly connections: number;
   readonly seconds: number;
+  /**
+   * Raw request heads sent in turn instead of `headers`' one GET (the mixed-traffic load:
+   * mix/mix.ts), each on whichever connection asks next. wrk only.
+   */
+  readonly requests?: readonly string[];
 }
 
 export const hasWrk = (() => {
@@ -39,6 +44,8 @@ const micros = (text: string | undefined): number => {
 
 /** One bounded load run: wrk when installed (Debian), else autocannon (npm dev dependency). */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.requests !== undefined && !hasWrk)
+    throw new Error('the mixed-traffic load needs wrk (Debian: wrk)');
   return hasWrk ? runWrk(spec) : runAutocannon(spec);
 }
 
@@ -94,12 +101,17 @@ function writeRequestScript(spec: LoadSpec): { file: string; remove: () => void 
   const url = new URL(spec.url);
   const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`];
   for (const [k, v] of Object.entries(spec.headers)) lines.push(`${k}: ${v}`);
-  const request = `${lines.join('\r\n')}\r\n\r\n`;
+  const requests = spec.requests ?? [`${lines.join('\r\n')}\r\n\r\n`];
   // JSON's escapes of printable ASCII, \r and \n are Lua's too.
-  if (!/^[\x20-\x7e\r\n]*$/.test(request)) throw new Error('bench requests are printable ASCII');
+  if (!requests.every((r) => /^[\x20-\x7e\r\n]*$/.test(r)))
+    throw new Error('bench requests are printable ASCII');
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-wrk-'));
   const file = join(dir, 'request.lua');
-  writeFileSync(file, `local r = ${JSON.stringify(request)}\nrequest = function() return r end\n`);
+  writeFileSync(
+    file,
+    `local rs = {${requests.map((r) => JSON.stringify(r)).join(', ')}}\nlocal i = 0\n` +
+      `request = function() i = i % #rs + 1 return rs[i] end\n`,
+  );
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

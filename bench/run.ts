@@ -4,10 +4,13 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { leadDigest, signLeadToken } from '../src/client/index.js';
+import { freePort } from '../test/helpers/optional.js';
+import { hasRedis, launchRedis } from '../test/helpers/redis.js';
 import { cpuMicros } from './cpu.js';
 import { LIMITED_KEY, SECRET, SERVER_KEY, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
 import { hasWrk, type LoadResult, runLoad } from './load.js';
 import { median, middleHalf } from './median.js';
+import { mixedRequests, recordedClients } from './mix/mix.js';
 import { pinned, pinningNote, pinSelf } from './pin.js';
 import { children, gentle, start, stopAll } from './process.js';
 import { pipelineCost, seedRevocations } from './revocations.js';
@@ -21,12 +24,15 @@ import { type Beside, beside } from './side-by-side.js';
  * skips the latency and scale passes. BENCH_PROCESSES (3): how many processes serve each of the
  * rows the token and in-memory policy verdicts read (bare, (b), (b) + 1 policy), measured in turn.
  * BENCH_PRIME (1): seconds of load, not counted, on a process just before each counted run.
+ * BENCH_MIX=1: the bare proxy and (b) also on the recorded clients' requests (mix/), side by side.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : null;
+/** BENCH_MIX=1: the bare proxy and (b) again, on the recorded clients' requests (mix/), side by side. */
+const MIX = process.env.BENCH_MIX === '1' ? recordedClients() : null;
 const PROCESSES = wholeNumber('BENCH_PROCESSES', 3);
 const PRIME = Number(process.env.BENCH_PRIME ?? 1);
 
@@ -44,6 +50,7 @@ function startNginx(upstreamPort: number): Promise<{ port: number; pid: number }
   try {
     execFileSync('nginx', ['-v'], { stdio: 'ignore' });
   } catch {
+    process.stderr.write('  nginx not installed: its row is left out (Debian: nginx-light)\n');
     return null;
   }
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-nginx-'));
@@ -67,27 +74,12 @@ http {
   return new Promise((resolve) => setTimeout(() => resolve({ port, pid: child.pid ?? 0 }), 500));
 }
 
-/** A redis-server of the bench's own, or null when Debian's redis-server is not installed. */
+/** A redis-server of the bench's own (test/helpers/redis.ts's), or null when it is not installed. */
 async function startRedisServer(): Promise<{ port: number; pid: number } | null> {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return null;
-  }
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const [command, args] = pinned('load', 'redis-server', [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ]);
-  const child = spawn(command, args, { stdio: 'ignore' });
+  if (!hasRedis) return null;
+  const port = await freePort();
+  const child = await launchRedis(port, (command, args) => pinned('load', command, args));
   children.push(child);
-  await new Promise((r) => setTimeout(r, 300));
   return { port, pid: child.pid ?? 0 };
 }
 
@@ -105,6 +97,8 @@ interface Target {
   readonly also?: ReadonlyArray<{ readonly port: number; readonly pid: number }>;
   readonly path: string;
   headers(): Record<string, string>;
+  /** The bare proxy its CPU over bare is read against. */
+  readonly base: string;
   readonly expectStatus?: number;
   /** Another process whose CPU per request is reported beside (Redis for the Redis row). */
   readonly sidePid?: number;
@@ -114,6 +108,8 @@ interface Target {
    * at the same seconds. See {@link abba}.
    */
   readonly control?: { readonly name: string; headers(): Record<string, string> };
+  /** Sent the recorded clients' requests in turn (mix/) instead of one fixed request. */
+  readonly mix?: true;
 }
 
 interface Measured {
@@ -134,6 +130,9 @@ async function once(t: Target, connections: number, seconds: number) {
   const r = await runLoad({
     url: `http://127.0.0.1:${t.port}${t.path}`,
     headers: t.headers(),
+    ...(t.mix && MIX !== null
+      ? { requests: mixedRequests(MIX, { host: `127.0.0.1:${t.port}`, apikey: STOREFRONT_KEY, token }) }
+      : {}),
     connections,
     seconds,
   });
@@ -245,135 +244,6 @@ async function measure(
 const serve = (config: string) => start([MAIN, 'serve', '--config', config]);
 const API = '/api/v2/merchant/orders';
 
-/** The processes under test, and the requests each target sends them. */
-async function startTargets(): Promise<Target[]> {
-  const upstream = await start([here('./upstream.js')], {}, 'load');
-  const nginx = await startNginx(upstream.port);
-  if (nginx === null)
-    process.stderr.write('  nginx not installed: its row is left out (Debian: nginx-light)\n');
-  const bare = () => start([here('./bare-undici.js'), String(upstream.port)]);
-  const floor = await bare();
-  const floorLog = await start([here('./bare-undici.js'), String(upstream.port), 'log']);
-  const engine = await start([here('./bare-proxy.js'), 'undici', String(upstream.port)]);
-  const bareHp = await start([here('./bare-proxy.js'), 'http-proxy', String(upstream.port)]);
-  const config = (o: Omit<Parameters<typeof writeBenchConfig>[0], 'upstreamPort'>) =>
-    writeBenchConfig({ upstreamPort: upstream.port, ...o });
-  const tokenPath = () => serve(config({ engine: 'undici' }));
-  // (a), (c) and (d) on one process; (b)'s processes serve (b) alone, all alike
-  const lg = await tokenPath();
-  const lgToken = await tokenPath();
-  const lgQuiet = await serve(config({ engine: 'undici', logRequests: 'errors' }));
-  const lgHp = await serve(config({ engine: 'http-proxy' }));
-  const collector = await start([here('./otlp-sink.js')], {}, 'load');
-  const traced = (ratio: number) =>
-    serve(
-      config({
-        engine: 'undici',
-        tracing: { endpoint: `http://127.0.0.1:${collector.port}/v1/traces`, ratio },
-      }),
-    );
-  const lgTraced = await traced(0.01);
-  const lgTracedAll = await traced(1);
-  const redis = await startRedisServer();
-  if (redis === null)
-    process.stderr.write('  redis-server not installed: the Redis row is left out (Debian: redis-server)\n');
-  const limited = () =>
-    serve(config({ engine: 'undici', rateLimit: { redisPort: null, limitedKeyOnly: true } }));
-  const lgLimited = await limited();
-  const lgLimitedRedis =
-    redis === null ? null : await serve(config({ engine: 'undici', rateLimit: { redisPort: redis.port } }));
-  // the token path again, with a revocation set of 10,000 leads and 1,000 keys loaded from Redis
-  if (redis !== null) await seedRevocations(redis.port, { leads: 10_000, keys: 1_000 });
-  const revoked = () => serve(config({ engine: 'undici', revocationsRedisPort: redis?.port ?? 0 }));
-  const lgRevoked = redis === null ? null : await revoked();
-  // two workers on one core would say nothing: this one runs on every core
-  const lgWorkers = await start(
-    [MAIN, 'serve', '--config', config({ engine: 'undici', workers: 2 })],
-    {},
-    'free',
-  );
-
-  const at = (p: { port: number; child?: ChildProcess; pid?: number }) => ({
-    port: p.port,
-    pid: p.pid ?? p.child?.pid ?? 0,
-  });
-  const none = () => ({});
-  /** PROCESSES − 1 more processes started by `again`, for a verdict row's `also`. */
-  const more = async (again: () => Promise<{ port: number; child: ChildProcess }>) => {
-    const out: Array<{ port: number; pid: number }> = [];
-    for (let i = 1; i < PROCESSES; i++) out.push(at(await again()));
-    return out;
-  };
-  const all: Target[] = [
-    { name: 'upstream direct', ...at(upstream), path: API, headers: none },
-    ...(nginx === null
-      ? []
-      : [{ name: 'nginx (1 worker, keepalive)', ...at(nginx), path: API, headers: none }]),
-    { name: BARE, ...at(floor), path: API, headers: none, also: await more(bare) },
-    { name: BARE_LOG, ...at(floorLog), path: API, headers: none },
-    { name: 'bare proxy: leadgate undici engine', ...at(engine), path: API, headers: none },
-    { name: BARE_HP, ...at(bareHp), path: API, headers: none },
-    { name: 'leadgate (a) READ SERVER', ...at(lg), path: API, headers: serverHeaders },
-    { name: TOKEN_PATH, ...at(lgToken), path: API, headers: storefrontHeaders, also: await more(tokenPath) },
-    {
-      name: 'leadgate (c) lookup with digest',
-      ...at(lg),
-      path: '/api/v2/merchant/leads/x?customer_id=cust-1',
-      headers: digestHeaders,
-    },
-    {
-      name: 'leadgate (d) refused (no key)',
-      ...at(lg),
-      path: API,
-      headers: () => ({ 'x-source': 'web' }),
-      expectStatus: 401,
-    },
-    { name: 'leadgate (b), log.requests: errors', ...at(lgQuiet), path: API, headers: storefrontHeaders },
-    { name: 'leadgate (b) on http-proxy', ...at(lgHp), path: API, headers: storefrontHeaders },
-    { name: TRACED, ...at(lgTraced), path: API, headers: storefrontHeaders },
-    {
-      name: LIMITED,
-      ...at(lgLimited),
-      path: API,
-      headers: limitedHeaders,
-      also: await more(limited),
-      control: { name: LIMITED_CONTROL, headers: storefrontHeaders },
-    },
-    ...(lgLimitedRedis === null || redis === null
-      ? []
-      : [
-          {
-            name: LIMITED_REDIS,
-            ...at(lgLimitedRedis),
-            path: API,
-            headers: storefrontHeaders,
-            sidePid: redis.pid,
-          },
-        ]),
-    ...(lgRevoked === null
-      ? []
-      : [
-          {
-            name: REVOKED,
-            ...at(lgRevoked),
-            path: API,
-            headers: storefrontHeaders,
-            also: await more(revoked),
-          },
-        ]),
-    { name: WORKERS_2, ...at(lgWorkers), path: API, headers: storefrontHeaders },
-    { name: TRACED_ALL, ...at(lgTracedAll), path: API, headers: storefrontHeaders },
-  ];
-  // The pairs the verdicts read run next to each other in every round (bare, (b), then what is
-  // compared with (b)); the rest of the table after them.
-  const FIRST = [BARE, TOKEN_PATH, REVOKED, LIMITED, TRACED, LIMITED_REDIS];
-  const rank = (t: Target) => (FIRST.includes(t.name) ? FIRST.indexOf(t.name) : FIRST.length);
-  const ordered = [...all].sort((x, y) => rank(x) - rank(y));
-  return ONLY === null
-    ? ordered
-    : ordered.filter((t) => t.name === BARE || t.name === TOKEN_PATH || ONLY.test(t.name));
-}
-
 const BARE = 'bare undici proxy (Pool.stream, 15 lines)';
 const BARE_HP = 'bare proxy: http-proxy';
 const BARE_LOG = 'bare undici + 1 log line + 1 header';
@@ -385,6 +255,8 @@ const LIMITED_CONTROL = "leadgate (b), the policy's process, a key it does not n
 const LIMITED_REDIS = 'leadgate (b) + 1 rate-limit policy, on Redis';
 const WORKERS_2 = 'leadgate (b), workers: 2';
 const TRACED_ALL = 'leadgate (b), tracing on, every request sampled';
+const BARE_MIX = 'bare undici proxy, mixed clients';
+const TOKEN_MIX = 'leadgate (b) STOREFRONT + token, mixed clients';
 const token = signLeadToken(SECRET, 'lead-1');
 const serverHeaders = () => ({ 'x-apikey': SERVER_KEY, 'x-source': 'web' });
 const storefrontHeaders = () => ({ 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': token });
@@ -398,6 +270,168 @@ const digestHeaders = () => {
     'x-leaddigest': leadDigest(SECRET, 'cust-1', ts),
   };
 };
+
+const NGINX = 'nginx (1 worker, keepalive)';
+
+type Proc = { port: number; child?: ChildProcess; pid?: number };
+
+/** What the rows start their processes from: each started once, on first use, then shared. */
+function context() {
+  const once = <T>(f: () => Promise<T>) => {
+    let p: Promise<T> | undefined;
+    return () => (p ??= f());
+  };
+  const upstream = once(() => start([here('./upstream.js')], {}, 'load'));
+  const config = async (o: Omit<Parameters<typeof writeBenchConfig>[0], 'upstreamPort'>) =>
+    writeBenchConfig({ upstreamPort: (await upstream()).port, ...o });
+  const collector = once(() => start([here('./otlp-sink.js')], {}, 'load'));
+  const redis = once(async () => {
+    const r = await startRedisServer();
+    if (r === null)
+      process.stderr.write('  redis-server not installed: its rows are left out (Debian: redis-server)\n');
+    // the revoked row's set: 10,000 leads and 1,000 keys, loaded from Redis
+    else await seedRevocations(r.port, { leads: 10_000, keys: 1_000 });
+    return r;
+  });
+  /** A bench proxy of its own, `args` given the upstream's port. */
+  const node = async (file: string, args: (port: string) => string[] = (p) => [p]) =>
+    start([here(file), ...args(String((await upstream()).port))]);
+  const lg = async (o: Partial<Omit<Parameters<typeof writeBenchConfig>[0], 'upstreamPort'>> = {}) =>
+    serve(await config({ engine: 'undici', ...o }));
+  const traced = async (ratio: number) =>
+    lg({ tracing: { endpoint: `http://127.0.0.1:${(await collector()).port}/v1/traces`, ratio } });
+  const withRedis = async (f: (port: number) => Promise<Proc>) => {
+    const r = await redis();
+    return r === null ? null : f(r.port);
+  };
+  // (a), (c) and (d) share one process; (b)'s processes serve (b) alone, all alike
+  const abcd = once(() => lg());
+  return { upstream, redis, config, node, lg, abcd, traced, withRedis };
+}
+type Context = ReturnType<typeof context>;
+
+/**
+ * The bench's targets, one row each: its name, how its process is started (null: what it needs
+ * is not installed, the row is left out), the request it is sent, and the bare proxy its CPU is
+ * read against. `processes`: the row is served by BENCH_PROCESSES processes started alike, one per
+ * round in turn. Rows in the order they are measured in a round: the pairs the verdicts read next
+ * to each other (bare, (b), then what is compared with (b)), the rest after them.
+ */
+interface Row {
+  readonly name: string;
+  readonly start: (c: Context) => Promise<Proc | null>;
+  readonly path?: string;
+  readonly headers?: () => Record<string, string>;
+  readonly base?: string;
+  readonly processes?: true;
+  /** Only with BENCH_MIX=1: sent the recorded clients' requests. */
+  readonly mix?: true;
+  readonly expectStatus?: number;
+  readonly control?: Target['control'];
+  /** Another process whose CPU per request is reported beside. */
+  readonly side?: (c: Context) => Promise<{ pid: number } | null>;
+}
+
+const storefront = { headers: () => storefrontHeaders() };
+
+const ROWS: readonly Row[] = [
+  { name: BARE, start: (c) => c.node('./bare-undici.js'), processes: true },
+  { name: TOKEN_PATH, start: (c) => c.lg(), ...storefront, processes: true },
+  {
+    name: REVOKED,
+    start: (c) => c.withRedis((port) => c.lg({ revocationsRedisPort: port })),
+    ...storefront,
+    processes: true,
+  },
+  {
+    name: LIMITED,
+    start: (c) => c.lg({ rateLimit: { redisPort: null, limitedKeyOnly: true } }),
+    headers: () => limitedHeaders(),
+    processes: true,
+    control: { name: LIMITED_CONTROL, headers: () => storefrontHeaders() },
+  },
+  { name: TRACED, start: (c) => c.traced(0.01), ...storefront },
+  {
+    name: LIMITED_REDIS,
+    start: (c) => c.withRedis((port) => c.lg({ rateLimit: { redisPort: port } })),
+    ...storefront,
+    side: (c) => c.redis(),
+  },
+  { name: BARE_MIX, start: (c) => c.node('./bare-undici.js'), processes: true, mix: true, base: BARE_MIX },
+  { name: TOKEN_MIX, start: (c) => c.lg(), ...storefront, processes: true, mix: true, base: BARE_MIX },
+  { name: 'upstream direct', start: (c) => c.upstream() },
+  { name: NGINX, start: async (c) => startNginx((await c.upstream()).port) },
+  { name: BARE_LOG, start: (c) => c.node('./bare-undici.js', (p) => [p, 'log']) },
+  {
+    name: 'bare proxy: leadgate undici engine',
+    start: (c) => c.node('./bare-proxy.js', (p) => ['undici', p]),
+  },
+  { name: BARE_HP, start: (c) => c.node('./bare-proxy.js', (p) => ['http-proxy', p]), base: BARE_HP },
+  { name: 'leadgate (a) READ SERVER', start: (c) => c.abcd(), headers: () => serverHeaders() },
+  {
+    name: 'leadgate (c) lookup with digest',
+    start: (c) => c.abcd(),
+    path: '/api/v2/merchant/leads/x?customer_id=cust-1',
+    headers: () => digestHeaders(),
+  },
+  {
+    name: 'leadgate (d) refused (no key)',
+    start: (c) => c.abcd(),
+    headers: () => ({ 'x-source': 'web' }),
+    expectStatus: 401,
+  },
+  {
+    name: 'leadgate (b), log.requests: errors',
+    start: (c) => c.lg({ logRequests: 'errors' }),
+    ...storefront,
+  },
+  {
+    name: 'leadgate (b) on http-proxy',
+    start: (c) => c.lg({ engine: 'http-proxy' }),
+    ...storefront,
+    base: BARE_HP,
+  },
+  // two workers on one core would say nothing: this one runs on every core
+  {
+    name: WORKERS_2,
+    start: async (c) =>
+      start([MAIN, 'serve', '--config', await c.config({ engine: 'undici', workers: 2 })], {}, 'free'),
+    ...storefront,
+  },
+  { name: TRACED_ALL, start: (c) => c.traced(1), ...storefront },
+];
+
+/** The processes under test (the rows ONLY keeps, with bare and (b)), and the requests they are sent. */
+async function startTargets(): Promise<{ targets: Target[]; upstreamPort: number }> {
+  const c = context();
+  const at = (p: Proc) => ({ port: p.port, pid: p.pid ?? p.child?.pid ?? 0 });
+  const targets: Target[] = [];
+  for (const row of ROWS) {
+    if (ONLY !== null && row.name !== BARE && row.name !== TOKEN_PATH && !ONLY.test(row.name)) continue;
+    if (row.mix && MIX === null) continue;
+    const first = await row.start(c);
+    if (first === null) continue;
+    const also: Array<{ port: number; pid: number }> = [];
+    for (let i = 1; row.processes && i < PROCESSES; i++) {
+      const p = await row.start(c);
+      if (p !== null) also.push(at(p));
+    }
+    const side = await row.side?.(c);
+    targets.push({
+      name: row.name,
+      ...at(first),
+      path: row.path ?? API,
+      headers: row.headers ?? (() => ({})),
+      base: row.base ?? BARE,
+      ...(also.length > 0 ? { also } : {}),
+      ...(row.mix ? { mix: true } : {}),
+      ...(row.expectStatus === undefined ? {} : { expectStatus: row.expectStatus }),
+      ...(row.control === undefined ? {} : { control: row.control }),
+      ...(side == null ? {} : { sidePid: side.pid }),
+    });
+  }
+  return { targets, upstreamPort: (await c.upstream()).port };
+}
 
 /**
  * The median over the rounds of `a − b`, each round's pair measured a few seconds apart: slow
@@ -431,13 +465,11 @@ function spreadOf(rounds: readonly number[], target?: number): string {
 }
 
 function rowsOf(targets: Target[], results: Map<string, Measured>) {
-  const floor = results.get(BARE);
-  const floorHp = results.get(BARE_HP);
-  const nginx = results.get('nginx (1 worker, keepalive)');
+  const nginx = results.get(NGINX);
   const withControls = targets.flatMap((t) => (t.control ? [t, { ...t, ...t.control }] : [t]));
   return withControls.map((t) => {
     const r = results.get(t.name);
-    const base = t.name.includes('http-proxy') ? floorHp : floor;
+    const base = results.get(t.base);
     return {
       target: t.name,
       rps: Math.round(r?.rps ?? 0),
@@ -465,9 +497,14 @@ async function besideRuns(targets: Target[]) {
   process.stderr.write('side by side: (b) beside bare, then bare beside bare\n');
   const run = (t: Target, seconds: number) => once(t, CONNECTIONS, seconds);
   const o = { rounds: ROUNDS, seconds: SECONDS, prime: PRIME };
+  const [bareMix, tokenMix] = [sides(BARE_MIX), sides(TOKEN_MIX)];
   return {
     token: await beside(bare, token, run, { ...o, name: '(b) beside bare' }),
     bare: await beside(bare, bare, run, { ...o, name: 'bare beside bare', distinct: true }),
+    mixed:
+      bareMix.length === 0 || tokenMix.length === 0
+        ? null
+        : await beside(bareMix, tokenMix, run, { ...o, name: '(b) beside bare, mixed clients' }),
   };
 }
 
@@ -506,6 +543,7 @@ async function scaleRuns(upstreamPort: number, bareRps: number) {
       pid: g.child.pid ?? 0,
       path: API,
       headers: storefrontHeaders,
+      base: BARE,
     };
     const r = (await measure([target], 1, SECONDS, CONNECTIONS, 1)).get(label);
     g.child.kill('SIGKILL');
@@ -604,6 +642,14 @@ function print(report: {
   }
   const b = report.rows.find((r) => r.target === TOKEN_PATH);
   if (b !== undefined) printTokenVerdict(b, report.results, report.beside);
+  const mixed = report.beside?.mixed;
+  if (mixed != null && MIX !== null) {
+    const over = Number(median(mixed.diffs).toFixed(1));
+    console.log(
+      `mixed clients (${MIX.clients.map((c) => c.client).join(', ')}; recorded ${MIX.recorded}): the token path costs ${over} µs CPU per request above the bare undici proxy on the same mix, side by side ` +
+        `(target ≤ ${TOKEN_TARGET_US} µs: ${met(over)}; ${spreadOf(mixed.diffs, TOKEN_TARGET_US)})${mixed.errors > 0 ? `; ${mixed.errors} unexpected answers or socket errors` : ''}`,
+    );
+  }
   const over = (name: string) => {
     const r = report.results.get(name);
     return r === undefined || b === undefined
@@ -662,7 +708,11 @@ function besideJson(b: NonNullable<Besides>) {
           rounds_us: x.diffs.map((d) => Number(d.toFixed(1))),
           errors: x.errors,
         };
-  return { token_over_bare: of(b.token), bare_beside_bare: of(b.bare) };
+  return {
+    token_over_bare: of(b.token),
+    bare_beside_bare: of(b.bare),
+    ...(b.mixed === null ? {} : { token_over_bare_mixed_clients: of(b.mixed) }),
+  };
 }
 
 async function main() {
@@ -670,12 +720,11 @@ async function main() {
   process.stderr.write(
     `leadgate bench: ${hasWrk ? 'wrk' : 'autocannon (install Debian wrk for the reference numbers)'}, ${cpus().length} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
   );
-  const targets = await startTargets();
+  const { targets, upstreamPort } = await startTargets();
   const results = await measure(targets, ROUNDS, SECONDS, CONNECTIONS);
   const rows = rowsOf(targets, results);
   const besides = await besideRuns(targets);
   const latency = ONLY === null ? await latencyPass(targets) : null;
-  const upstreamPort = targets.find((t) => t.name === 'upstream direct')?.port ?? 0;
   const scale =
     process.env.BENCH_SCALE === '0' || ONLY !== null
       ? []

@@ -20,7 +20,7 @@ export interface TestRedis {
 /** A real redis-server of this test's own, on 127.0.0.1 and a free port, without persistence. */
 export async function startRedis(): Promise<TestRedis> {
   const port = await freePort();
-  let child: ChildProcess = await launch(port);
+  let child: ChildProcess = await launchRedis(port);
   const exited = (c: ChildProcess) =>
     new Promise<void>((resolve) =>
       c.exitCode !== null || c.signalCode !== null ? resolve() : c.once('exit', () => resolve()),
@@ -35,7 +35,7 @@ export async function startRedis(): Promise<TestRedis> {
       await exited(child);
     },
     async restart() {
-      child = await launch(port);
+      child = await launchRedis(port);
     },
     async stop() {
       child.kill('SIGCONT');
@@ -45,23 +45,27 @@ export async function startRedis(): Promise<TestRedis> {
   };
 }
 
-function launch(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    REDIS_SERVER,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--protected-mode',
-      'yes',
-    ],
-    { stdio: ['ignore', 'pipe', 'ignore'] },
-  );
+/**
+ * A redis-server on 127.0.0.1:`port` without persistence, resolved once it is ready. `wrap` puts
+ * the command under another (the bench pins it to its load cores with taskset).
+ */
+export function launchRedis(
+  port: number,
+  wrap: (command: string, args: string[]) => readonly [string, string[]] = (c, a) => [c, a],
+): Promise<ChildProcess> {
+  const [command, args] = wrap(REDIS_SERVER, [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--protected-mode',
+    'yes',
+  ]);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'] });
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);
