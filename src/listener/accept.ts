@@ -44,6 +44,12 @@ export function acceptProxied(
   count: (result: ProxyResult) => void,
   hand: (stream: Socket | Duplex, peer: Peer) => void,
 ): void {
+  // A connection already gone when it is accepted has no address left to judge (HAProxy's health
+  // checks connect, send a LOCAL header and close at once): it is neither refused nor counted.
+  if (socket.remoteAddress === undefined) {
+    socket.destroy();
+    return;
+  }
   const real: Peer = {
     address: socket.remoteAddress ?? '',
     port: socket.remotePort ?? 0,

@@ -5,7 +5,7 @@ const positive = z.number().int().positive();
 
 const hostPort = z
   .string()
-  .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/, 'must be host:port, e.g. redis-sentinel-0:26379');
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/, 'must be host:port, e.g. redis-0.redis:6379');
 
 /**
  * `state.redis` (CONTRACT §8, §9, §12): exactly one of one Redis by `url`, Redis with Sentinel by
