@@ -147,6 +147,10 @@ function createServer(
         { ...secure, ...deps.h1, ...h2Limits(deps.h1), allowHTTP1: true, ALPNProtocols: ['h2', 'http/1.1'] },
         handler as unknown as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
       );
+      // Node 22's http2 server takes none of the HTTP/1.1 options it serves `allowHTTP1` with
+      // (headersTimeout 60 s, requestTimeout 300 s, its own checking interval): set them on it, as
+      // Node 26 does from the options, so slow HTTP/1.1 clients meet the same bounds on every line.
+      Object.assign(secureServer, deps.h1);
     } else {
       secureServer = https.createServer({ ...secure, ...deps.h1, ALPNProtocols: ['http/1.1'] }, handler);
     }

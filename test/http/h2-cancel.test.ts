@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePki, type TestPki } from '../helpers/certs.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { socketsTo } from '../helpers/flood.js';
+import { h2Status } from '../helpers/h2-client.js';
 import { type Served, serve } from '../helpers/process.js';
 
 /**
@@ -144,20 +145,7 @@ for (const engine of ['undici', 'http-proxy'] as const) {
       if (engine === 'undici') expect(socketsTo(s.child.pid ?? 0, backend.port)).toBe(0);
       else expect(socketsTo(s.child.pid ?? 0, backend.port)).toBeLessThanOrEqual(STREAMS / 2);
 
-      const legit = await new Promise<number>((resolve, reject) => {
-        const stream = session.request({
-          ':path': `/api/v2/merchant/orders?tag=legit-${engine}`,
-          'x-apikey': KEYS.server.key,
-          'x-source': 'web',
-        });
-        let status = 0;
-        stream.on('response', (h) => {
-          status = Number(h[':status']);
-        });
-        stream.on('error', reject);
-        stream.resume();
-        stream.on('end', () => resolve(status));
-      });
+      const legit = await h2Status(session, `/api/v2/merchant/orders?tag=legit-${engine}`);
       expect(legit).toBe(200);
       expect(backend.arrived.get(`legit-${engine}`)).toBe(1);
       session.close();

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePki } from '../helpers/certs.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { socketsTo } from '../helpers/flood.js';
+import { h2Status } from '../helpers/h2-client.js';
 import { type Served, serve } from '../helpers/process.js';
 import { request } from '../helpers/raw.js';
 
@@ -103,20 +104,7 @@ for (const engine of ['undici', 'http-proxy'] as const) {
         host: '127.0.0.1',
       } as never);
       try {
-        return await new Promise<number>((resolve, reject) => {
-          const stream = session.request({
-            ':path': `/api/v2/merchant/orders?tag=${tag}`,
-            'x-apikey': KEYS.server.key,
-            'x-source': 'web',
-          });
-          let status = 0;
-          stream.on('response', (h) => {
-            status = Number(h[':status']);
-          });
-          stream.on('error', reject);
-          stream.resume();
-          stream.on('end', () => resolve(status));
-        });
+        return await h2Status(session, `/api/v2/merchant/orders?tag=${tag}`);
       } finally {
         session.close();
       }

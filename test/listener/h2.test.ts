@@ -7,6 +7,7 @@ import { makePki, type TestPki } from '../helpers/certs.js';
 import { ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
+import { h2Status } from '../helpers/h2-client.js';
 import { block, connectH2, FLAG, frame, request, TYPE } from '../helpers/h2-frames.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
@@ -50,21 +51,7 @@ describe('HTTP/2 over TLS (CONTRACT §11)', () => {
   it('serves many concurrent streams of one session, each its own exchange (no HTTP/1.1 pipeline bound on h2)', async () => {
     const session = http2.connect(base, { ca, servername: 'localhost', host: '127.0.0.1' } as never);
     try {
-      const one = () =>
-        new Promise<number>((resolve, reject) => {
-          const stream = session.request({
-            ':path': '/api/v2/merchant/orders',
-            'x-apikey': KEYS.server.key,
-            'x-source': 'web',
-          });
-          let status = 0;
-          stream.on('response', (h) => {
-            status = Number(h[':status']);
-          });
-          stream.on('error', reject);
-          stream.resume();
-          stream.on('end', () => resolve(status));
-        });
+      const one = () => h2Status(session, '/api/v2/merchant/orders');
       // More streams at once than limits.max_pipelined_requests (16): the HTTP/1.1 connection guard
       // would hold the shared session socket, which Node forbids a stream to pause.
       const statuses = await Promise.all(Array.from({ length: 40 }, one));
