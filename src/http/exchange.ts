@@ -55,6 +55,7 @@ export class Exchange implements Failable, Closing {
   readonly refusalCarried: boolean;
   /** Kept: Node detaches the socket from the request and response once answered. */
   readonly socket: Socket;
+  /** Where the request is on its way (phase.ts); moved on only by the methods below. */
   private current: Phase = ENTERED;
 
   constructor(
@@ -71,11 +72,6 @@ export class Exchange implements Failable, Closing {
     res.on('close', onResponseClose);
     this.trace = deps.tracer === null ? null : deps.tracer.begin(req.method ?? 'GET', req.headers);
     deps.inflight.count++;
-  }
-
-  /** Where the request is on its way (phase.ts). */
-  get phase(): Phase {
-    return this.current;
   }
 
   /** entered → judged: §3 has run on `facts` and found `key` (null when none), refused or not. */
