@@ -12,10 +12,10 @@ import type { ForwardHandle } from './forward.js';
  *        └──────────────────────────────────▶ answered (a preflight)
  *     any of them ─▶ closed
  *
- * Each move is one method of the exchange (exchange.ts), which takes the phase it starts from, so
- * a move from the wrong phase does not compile. A refusal is not a phase: it is the request's
- * outcome (its `code`), and may come in any phase; a request refused while forwarding still has
- * its upstream call to end when it closes.
+ * Each move is one method of the exchange (exchange.ts); each move on the way takes the phase it
+ * leaves, so a move from the wrong phase does not compile; closing ends any phase. A refusal is
+ * not a phase: it is the request's outcome (its `code`), and may come in any phase; a request
+ * refused while forwarding still has its upstream call to end when it closes.
  */
 export type Phase = Entered | Judged | Forwarding | LookingUp | Answered | Closed;
 
