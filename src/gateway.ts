@@ -4,6 +4,7 @@ import { formatProblem, loadConfig } from './config/load.js';
 import { createConfigReloader, type ReloadReport, type ReloadResult } from './config/reload.js';
 import type { Config } from './config/types.js';
 import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
+import { buildGeneration, type Generation, type SharedDeps } from './generation.js';
 import { createAdminHandler, type Readiness } from './http/admin.js';
 import { BodyWatch } from './http/body.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
@@ -28,7 +29,6 @@ import { createLogger, type Logger, sinkOf } from './observability/log.js';
 import { createMetrics, type Metrics, zeroRateLimited } from './observability/metrics.js';
 import { createRequestLog } from './observability/request-log.js';
 import { type Revocations, startRevocations } from './revocation/index.js';
-import { buildState, type GatewayState, type SharedDeps } from './state.js';
 import { openStateStore, type StateStore } from './store/index.js';
 import { startTracing } from './tracing/index.js';
 import { sleep, waitUntil } from './util/wait.js';
@@ -72,7 +72,7 @@ export interface Gateway {
 }
 
 /**
- * The composition root of a running gateway: config → state → listeners, reloads and drain.
+ * The composition root of a running gateway: config → generation → listeners, reloads and drain.
  * `leadgate serve` and the integration tests both start the gateway through this.
  */
 export async function startGateway(options: GatewayOptions): Promise<Gateway> {
@@ -113,7 +113,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       'state store not reachable at start: serving; single use and rate limits follow on_store_error until it answers',
     );
   }
-  const live = { state: buildState(config, shared) };
+  const live = { generation: buildGeneration(config, shared) };
   const effects = createConfigEffects(metrics, agent, logger);
   effects.apply(config);
   const notReadyBecause = () => {
@@ -122,7 +122,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   };
 
   const deps: HandlerDeps = {
-    current: () => live.state,
+    current: () => live.generation,
     forwarder: await createForwarder(config.upstream, agent),
     metrics,
     logger,
@@ -142,7 +142,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     effects.stop();
     deps.forwarder.close();
     agent.destroy();
-    live.state.resolver.close();
+    live.generation.resolver.close();
     revocations.close();
     await shared.stores.store.close();
     await deps.tracer?.shutdown().catch(() => {});
@@ -157,7 +157,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     await listeners.close();
     deps.forwarder.close();
     agent.destroy();
-    live.state.resolver.close();
+    live.generation.resolver.close();
     revocations.close();
     await shared.stores.store.close();
     // Spans still buffered leave now, within a bound: an unreachable collector does not hold the exit.
@@ -169,11 +169,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   return {
     ...listeners.ports,
     metrics,
-    config: () => live.state.config,
+    config: () => live.generation.config,
     reload: reloading.reload,
     notReadyBecause,
     drain() {
-      draining ??= drainGateway(live.state.config.shutdown, {
+      draining ??= drainGateway(live.generation.config.shutdown, {
         lifecycle,
         logger,
         inflight: metrics.inflight,
@@ -188,19 +188,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
 /**
  * Reloads (CONTRACT §7): on a watched file's change (unless `watch` is false) or when asked; a
- * new state is built off to the side and swapped in one assignment.
+ * new generation is built off to the side and swapped in one assignment.
  */
 function startReloading(
   options: GatewayOptions,
   env: NodeJS.ProcessEnv,
-  ctx: { shared: SharedDeps; live: { state: GatewayState }; effects: ReturnType<typeof createConfigEffects> },
+  ctx: {
+    shared: SharedDeps;
+    live: { generation: Generation };
+    effects: ReturnType<typeof createConfigEffects>;
+  },
 ) {
   const { shared, live, effects } = ctx;
   const { metrics, logger } = shared;
   let watcher: ConfigWatcher | null = null;
   const apply = (next: Config) => {
-    const previous = live.state;
-    live.state = buildState(next, shared);
+    const previous = live.generation;
+    live.generation = buildGeneration(next, shared);
     previous.resolver.close();
     watcher?.update(next.watchedFiles);
     effects.apply(next);
@@ -213,13 +217,13 @@ function startReloading(
   const reloader = createConfigReloader({
     path: options.configPath,
     env,
-    current: () => live.state.config,
+    current: () => live.generation.config,
     apply,
     report: (r) => reportReload(r, metrics, logger),
   });
   const reload = (cause: string) => reloader.reload(cause);
   if (options.watch !== false) {
-    watcher = createConfigWatcher(live.state.config.watchedFiles, () => void reload('file'));
+    watcher = createConfigWatcher(live.generation.config.watchedFiles, () => void reload('file'));
   }
   return { reload, stop: () => watcher?.close() };
 }

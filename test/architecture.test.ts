@@ -32,7 +32,7 @@ describe('the import graph of src/ (type imports included)', () => {
       ['d', new Set(['a'])],
     ]);
     expect(circles(graph)).toEqual([['a', 'b', 'c']]);
-    expect(files.get('state.ts')?.has('config/types.ts')).toBe(true);
+    expect(files.get('generation.ts')?.has('config/types.ts')).toBe(true);
   });
 
   it('has no circle of files', () => {

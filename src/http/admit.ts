@@ -1,8 +1,8 @@
 import { type Admitted, NO_HEADERS } from '../admission/index.js';
-import type { RequestFacts } from '../auth/facts.js';
 import type { Principal } from '../auth/pipeline.js';
 import type { CorsHeaders } from '../cors/cors.js';
 import type { Exchange } from './exchange.js';
+import type { Judged } from './phase.js';
 
 /**
  * The step after §3 (single use, rate limits): `proceed` with the headers it adds, or the refusal
@@ -10,13 +10,13 @@ import type { Exchange } from './exchange.js';
  */
 export function admit(
   ex: Exchange,
+  judged: Judged,
   principal: Principal,
-  facts: RequestFacts,
   base: CorsHeaders,
   proceed: (added: CorsHeaders) => void,
 ): void {
-  const check = ex.state.admit;
-  const admitted = check === null ? null : check(principal, facts);
+  const check = ex.generation.admit;
+  const admitted = check === null ? null : check(principal, judged.facts);
   if (admitted === null) proceed(NO_HEADERS);
   else if (!(admitted instanceof Promise)) settle(ex, admitted, base, proceed);
   else admitted.then((a) => settle(ex, a, base, proceed)).catch((err: unknown) => ex.unexpected(err));

@@ -12,7 +12,8 @@ export interface Failable {
   fail(error: GatewayError): void;
 }
 
-interface ConnectionState {
+/** What the guard keeps of one HTTP/1.1 connection, on its socket. */
+interface ConnectionRecord {
   /** Answers started on this connection and not yet written. */
   pending: number;
   /** Pipelined requests waiting for the answers before theirs (see `begin`). */
@@ -44,10 +45,10 @@ interface Waiting {
 /** Serves a request the guard let through; returns its exchange. One function per listener. */
 export type StartExchange = (req: IncomingMessage, res: ServerResponse) => Failable;
 
-const STATE = Symbol('leadgate.connection');
+const RECORD = Symbol('leadgate.connection');
 /** What Node's HTTP server keeps on a socket it reads (lib/_http_server.js). */
 type Tracked = Socket & {
-  [STATE]?: ConnectionState;
+  [RECORD]?: ConnectionRecord;
   /** Node's own "stop reading" flag: its parser pauses after the bytes it is executing. */
   _paused?: boolean;
   parser?: { resume(): void } | null;
@@ -91,10 +92,10 @@ export interface ConnectionGuardOptions {
  *   that writes and never reads has every request it sends parsed and kept (4 GiB in 25 s).
  */
 export function createConnectionGuard(options: ConnectionGuardOptions) {
-  const stateOf = (socket: Tracked): ConnectionState => {
-    let state = socket[STATE];
-    if (state === undefined) {
-      state = {
+  const recordOf = (socket: Tracked): ConnectionRecord => {
+    let conn = socket[RECORD];
+    if (conn === undefined) {
+      conn = {
         pending: 0,
         queue: [],
         last: false,
@@ -105,34 +106,34 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
         held: false,
         stall: null,
       };
-      socket[STATE] = state;
-      holdable(socket, state);
+      socket[RECORD] = conn;
+      holdable(socket, conn);
       const plain = socket.destroySoon.bind(socket);
       // Node ends a connection with destroySoon() after an answer that says `Connection: close`.
-      socket.destroySoon = () => (state?.linger ? lingerClose(socket, options.lingerMs) : plain());
+      socket.destroySoon = () => (conn?.linger ? lingerClose(socket, options.lingerMs) : plain());
     }
-    return state;
+    return conn;
   };
 
   /** One answer is written (or its connection broke): the next request, the deferred error, or nothing. */
-  const answered = (socket: Tracked, state: ConnectionState, closes: boolean) => {
-    state.pending--;
+  const answered = (socket: Tracked, conn: ConnectionRecord, closes: boolean) => {
+    conn.pending--;
     if (closes) {
-      state.last = true;
-      state.queue.length = 0;
-      state.deferred = null;
+      conn.last = true;
+      conn.queue.length = 0;
+      conn.deferred = null;
     }
-    if (state.pending > 0) return;
-    const next = state.queue.shift();
+    if (conn.pending > 0) return;
+    const next = conn.queue.shift();
     if (next !== undefined) {
-      if (state.held) {
-        if (state.queue.length <= options.maxPipelined >> 1) release(socket, state);
-        else state.stall?.refresh();
+      if (conn.held) {
+        if (conn.queue.length <= options.maxPipelined >> 1) release(socket, conn);
+        else conn.stall?.refresh();
       }
-      run(state, next);
-    } else if (state.deferred !== null) {
-      const error = state.deferred;
-      state.deferred = null;
+      run(conn, next);
+    } else if (conn.deferred !== null) {
+      const error = conn.deferred;
+      conn.deferred = null;
       writeRaw(socket, error, options.lingerMs);
     }
   };
@@ -158,19 +159,19 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
         return;
       }
       const socket = req.socket as Tracked;
-      const state = stateOf(socket);
-      if (state.last || state.errored) return;
+      const conn = recordOf(socket);
+      if (conn.last || conn.errored) return;
       const waiting: Waiting = { req, res, start, exchange: null };
-      if (!req.complete) state.receiving = waiting;
-      if (state.pending === 0 && state.queue.length === 0) {
-        run(state, waiting);
+      if (!req.complete) conn.receiving = waiting;
+      if (conn.pending === 0 && conn.queue.length === 0) {
+        run(conn, waiting);
         return;
       }
-      state.queue.push(waiting);
-      if (state.queue.length >= options.maxPipelined && !state.held) {
-        hold(socket, state);
-        state.stall ??= setTimeout(stalled, options.sendTimeoutMs, socket, state, options);
-        state.stall.unref();
+      conn.queue.push(waiting);
+      if (conn.queue.length >= options.maxPipelined && !conn.held) {
+        hold(socket, conn);
+        conn.stall ??= setTimeout(stalled, options.sendTimeoutMs, socket, conn, options);
+        conn.stall.unref();
         options.onHold();
       }
     },
@@ -183,16 +184,16 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
     ended(res: ServerResponse, socket: Socket): void {
       if (onHttp2(res)) return;
       const tracked = socket as Tracked;
-      const state = tracked[STATE];
-      if (state === undefined) return;
-      answered(tracked, state, !res.writableFinished || endsConnection(res) || socket.destroyed);
+      const conn = tracked[RECORD];
+      if (conn === undefined) return;
+      answered(tracked, conn, !res.writableFinished || endsConnection(res) || socket.destroyed);
     },
 
     /** This connection ends after the current answer, with a bounded close. */
     closeAfter(res: ServerResponse, socket: Socket): void {
       // h2: the stream ends with its answer; the session goes on (its close is the listener's).
       if (onHttp2(res)) return;
-      stateOf(socket as Tracked).linger = true;
+      recordOf(socket as Tracked).linger = true;
       if (!res.headersSent) res.setHeader('connection', 'close');
     },
 
@@ -208,33 +209,33 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
         return;
       }
       const socket = target;
-      const state = stateOf(socket as Tracked);
-      state.errored = true;
+      const conn = recordOf(socket as Tracked);
+      conn.errored = true;
       options.onClientError(error);
       writeRaw(socket, error, options.lingerMs);
     },
 
     /** Node's `clientError`: a parse error, a header overflow or a request timeout. */
     clientError(err: NodeJS.ErrnoException, socket: Tracked): void {
-      const state = stateOf(socket);
+      const conn = recordOf(socket);
       if (err.code === 'ECONNRESET' || !socket.writable) {
         socket.destroy();
         return;
       }
-      if (state.errored) return;
-      state.errored = true;
-      state.linger = true;
+      if (conn.errored) return;
+      conn.errored = true;
+      conn.linger = true;
       const error = gatewayErrorOf(err);
       options.onClientError(error);
-      const receiving = state.receiving;
+      const receiving = conn.receiving;
       if (receiving?.exchange != null && !receiving.req.complete) {
         receiving.exchange.fail(error);
-      } else if (state.pending > 0 || state.queue.length > 0) {
+      } else if (conn.pending > 0 || conn.queue.length > 0) {
         // The error is the answer of a request not started yet (or of the next one): it waits.
         if (receiving !== null && receiving.exchange === null && !receiving.req.complete) {
-          state.queue = state.queue.filter((w) => w !== receiving);
+          conn.queue = conn.queue.filter((w) => w !== receiving);
         }
-        state.deferred = error;
+        conn.deferred = error;
       } else {
         writeRaw(socket, error, options.lingerMs);
       }
@@ -250,40 +251,40 @@ export type ConnectionGuard = ReturnType<typeof createConnectionGuard>;
  * (IncomingMessage#_read). While held, `resume` does nothing. On close the waiting requests are
  * let go at once (Node destroys them; the queue no longer keeps them reachable).
  */
-function holdable(socket: Tracked, state: ConnectionState): void {
+function holdable(socket: Tracked, conn: ConnectionRecord): void {
   const resume = socket.resume;
   socket.resume = function (this: Tracked) {
-    return state.held ? this : resume.call(this);
+    return conn.held ? this : resume.call(this);
   };
   socket.once('close', () => {
-    if (state.stall !== null) clearTimeout(state.stall);
-    state.stall = null;
-    state.last = true;
-    state.held = false;
-    state.queue.length = 0;
-    state.receiving = null;
+    if (conn.stall !== null) clearTimeout(conn.stall);
+    conn.stall = null;
+    conn.last = true;
+    conn.held = false;
+    conn.queue.length = 0;
+    conn.receiving = null;
   });
 }
 
 /** Stop reading: Node pauses its parser after the bytes it is executing (it sees `_paused`). */
-function hold(socket: Tracked, state: ConnectionState): void {
-  state.held = true;
+function hold(socket: Tracked, conn: ConnectionRecord): void {
+  conn.held = true;
   socket._paused = true;
   socket.pause();
 }
 
 /** No answer written for `sendTimeoutMs` while held: the client reads nothing; the connection goes. */
-function stalled(socket: Tracked, state: ConnectionState, options: ConnectionGuardOptions): void {
-  state.stall = null;
-  if (!state.held || socket.destroyed) return;
+function stalled(socket: Tracked, conn: ConnectionRecord, options: ConnectionGuardOptions): void {
+  conn.stall = null;
+  if (!conn.held || socket.destroyed) return;
   options.onSendTimeout();
   socket.destroy();
 }
 
-function release(socket: Tracked, state: ConnectionState): void {
-  state.held = false;
-  if (state.stall !== null) clearTimeout(state.stall);
-  state.stall = null;
+function release(socket: Tracked, conn: ConnectionRecord): void {
+  conn.held = false;
+  if (conn.stall !== null) clearTimeout(conn.stall);
+  conn.stall = null;
   if (socket.destroyed) return;
   // Node pauses again on the next request if its own answers are still backed up.
   socket._paused = false;
@@ -304,8 +305,8 @@ function isSocket(target: Socket | ServerResponse): target is Socket {
   return typeof (target as Partial<Socket>).destroySoon === 'function';
 }
 
-function run(state: ConnectionState, waiting: Waiting): void {
-  state.pending++;
+function run(conn: ConnectionRecord, waiting: Waiting): void {
+  conn.pending++;
   waiting.exchange = waiting.start(waiting.req, waiting.res);
 }
 

@@ -1,5 +1,5 @@
 /**
- * The drain's state, shared by the listeners' handlers and the gateway's drain (CONTRACT §7).
+ * Where the gateway is in its life (serving, draining, stopped), shared by the listeners' handlers and the gateway's drain (CONTRACT §7).
  *
  * When kept-alive connections are closed is Envoy's gradual drain: for the first half of
  * `shutdown.delay_s` answers keep their connection (the endpoint removal is still on its way, so

@@ -3,22 +3,23 @@ import { RequestFacts } from '../auth/facts.js';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
 import type { CorsHeaders } from '../cors/cors.js';
+import type { Generation } from '../generation.js';
 import type { Logger } from '../observability/log.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
-import type { GatewayState } from '../state.js';
 import type { RequestTracer } from '../tracing/index.js';
 import { admit } from './admit.js';
 import type { BodyWatch } from './body.js';
 import type { ConnectionGuard } from './connection.js';
 import { closesConnection, type Lifecycle } from './drain.js';
-import { Exchange } from './exchange.js';
+import { Exchange, type ListenerTraits } from './exchange.js';
 import type { Forwarder } from './forward.js';
+import { ENTERED, type Entered, type Judged } from './phase.js';
 import { checkWire } from './protocol.js';
 
 /** What a listener's handler is built from (gateway.ts). */
 export interface HandlerDeps {
-  readonly current: () => GatewayState;
+  readonly current: () => Generation;
   readonly forwarder: Forwarder;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -44,21 +45,21 @@ export const ITSELF: unique symbol = Symbol('leadgate.itself');
 /**
  * What one listener adds to the entry step. The entry runs, in this order, for every request:
  * the drain's `Connection: close`, the shutting-down refusal, the wire rules (RFC 9112), then
- * `judged`, §3, the CORS origin check, `refuses`, admission, and `admitted`.
+ * `judges`, §3, the CORS origin check, `refuses`, admission, and `admitted`. Each step is given
+ * the phase it runs in (phase.ts), from which it may move the exchange on.
  */
-export interface ListenerPart {
-  /** Set up the exchange before anything else (its kind, how refusals are carried). */
-  open(ex: Exchange): void;
+export interface ListenerPart extends ListenerTraits {
   /**
    * Which request §3 judges, a refusal, or null when the listener has answered it itself (a
    * CORS preflight).
    */
-  judged(ex: Exchange): JudgedRequest | typeof ITSELF | GatewayError | null;
+  judges(ex: Exchange, entered: Entered): JudgedRequest | typeof ITSELF | GatewayError | null;
   /** After §3 and the origin check, before admission: this listener's own refusal, or null. */
   refuses(ex: Exchange, principal: Principal): GatewayError | null;
   /** Admitted: answer. `cors` is the grant, `added` the admission's headers (RateLimit fields). */
   admitted(
     ex: Exchange,
+    judged: Judged,
     principal: Principal,
     cors: CorsHeaders,
     added: Readonly<Record<string, string>>,
@@ -74,10 +75,9 @@ export function createEntry(deps: HandlerDeps, part: ListenerPart) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
 
   const start = (req: IncomingMessage, res: ServerResponse): Exchange => {
-    const ex = new Exchange(deps, req, res, deps.current());
+    const ex = new Exchange(deps, req, res, deps.current(), part);
     try {
-      part.open(ex);
-      enter(ex);
+      enter(ex, ENTERED);
     } catch (err) {
       ex.unexpected(err);
     }
@@ -88,8 +88,8 @@ export function createEntry(deps: HandlerDeps, part: ListenerPart) {
     deps.guard.begin(req, res, start);
   };
 
-  function enter(ex: Exchange): void {
-    const { req, res, state } = ex;
+  function enter(ex: Exchange, entered: Entered): void {
+    const { req, res, generation } = ex;
     // Closing during the drain (see drain.ts), or an Upgrade (Node stops parsing after one): last
     // answer. A client's own `Connection: close` Node honours itself.
     if (closesConnection(deps.lifecycle)) res.setHeader('connection', 'close');
@@ -98,37 +98,36 @@ export function createEntry(deps: HandlerDeps, part: ListenerPart) {
       ex.refuse(new GatewayError('shutting_down', 'the gateway is shutting down'));
       return;
     }
-    const wireError = checkWire(req, state.config.limits.maxHeaderCount);
+    const wireError = checkWire(req, generation.config.limits.maxHeaderCount);
     if (wireError !== null) {
       ex.closeAfter();
       ex.refuse(wireError);
       return;
     }
-    const judged = part.judged(ex);
-    if (judged === null) return;
-    if (judged instanceof GatewayError) {
-      ex.refuse(judged);
+    const target = part.judges(ex, entered);
+    if (target === null) return;
+    if (target instanceof GatewayError) {
+      ex.refuse(target);
       return;
     }
-    const own = judged === ITSELF;
+    const own = target === ITSELF;
     const facts = new RequestFacts(
-      own ? (req.method ?? 'GET') : judged.method,
-      own ? (req.url ?? '/') : judged.url,
+      own ? (req.method ?? 'GET') : target.method,
+      own ? (req.url ?? '/') : target.url,
       req.headers,
       req.socket.remoteAddress,
       nowS(),
-      state.config.trustedProxies,
+      generation.config.trustedProxies,
     );
-    ex.facts = facts;
-    const result = state.authenticate(facts);
-    ex.key = result.key;
+    const result = generation.authenticate(facts);
+    const judged = ex.judge(entered, facts, result.key);
     if (result.error !== null) {
       ex.refuse(result.error);
       return;
     }
     const principal = result.principal;
     const origin = req.headers.origin;
-    if (!state.cors.allows(origin, principal.key)) {
+    if (!generation.cors.allows(origin, principal.key)) {
       ex.refuse(new GatewayError('cors_origin_not_allowed', 'this API key may not be used from this origin'));
       return;
     }
@@ -137,7 +136,7 @@ export function createEntry(deps: HandlerDeps, part: ListenerPart) {
       ex.refuse(refusal);
       return;
     }
-    const cors = state.cors.grant(origin, principal.key);
-    admit(ex, principal, facts, cors, (added) => part.admitted(ex, principal, cors, added));
+    const cors = generation.cors.grant(origin, principal.key);
+    admit(ex, judged, principal, cors, (added) => part.admitted(ex, judged, principal, cors, added));
   }
 }

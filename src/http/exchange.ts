@@ -2,66 +2,108 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { RequestFacts } from '../auth/facts.js';
+import type { Principal } from '../auth/pipeline.js';
 import type { ApiKey } from '../config/types.js';
 import { GatewayError } from '../contract/errors.js';
 import type { CorsHeaders } from '../cors/cors.js';
+import type { Generation } from '../generation.js';
 import type { Logger } from '../observability/log.js';
-import type { Metrics } from '../observability/metrics.js';
-import type { RequestLog } from '../observability/request-log.js';
-import type { GatewayState } from '../state.js';
 import type { CallSpan, RequestTrace, RequestTracer } from '../tracing/index.js';
+import { type CloseOutDeps, type Closing, closeOut, type UnansweredKind } from './close-out.js';
 import type { ConnectionGuard, Failable } from './connection.js';
-import { answeredWhole, type ForwardHandle } from './forward.js';
+import {
+  type Answered,
+  CLOSED,
+  ENTERED,
+  type Entered,
+  type Forwarding,
+  type Judged,
+  keyOf,
+  type LookingUp,
+  type Phase,
+} from './phase.js';
 import { writeProblem } from './problem.js';
 import { announcesBody } from './protocol.js';
-import { routeTemplate } from './route.js';
 
-export type Kind = 'forward' | 'lookup' | 'preflight' | 'auth' | 'refused';
-
-export interface ExchangeDeps {
-  readonly metrics: Metrics;
+export interface ExchangeDeps extends CloseOutDeps {
   readonly logger: Logger;
-  readonly requestLog: RequestLog;
   readonly guard: ConnectionGuard;
-  readonly inflight: { count: number };
   /** Null when tracing is off. */
   readonly tracer: RequestTracer | null;
 }
 
+/** What an exchange takes of the listener it came in on (entry.ts's `ListenerPart` is one). */
+export interface ListenerTraits {
+  /** What a request of this listener counts as when it closes before an answer of its own. */
+  readonly unanswered: UnansweredKind;
+  /** A refusal is answered 403 with the real one in headers (nginx's auth_request; problem.ts). */
+  carriesRefusal(req: IncomingMessage): boolean;
+}
+
 /**
- * One request and its answer: the facts gathered on the way (key, kind, code, timings), the one
- * place that answers with a problem, and the metrics and log line written when it closes.
+ * One request and its answer: its phase (phase.ts), each move between phases made here, and the
+ * one place that answers with a problem. When its response closes it is closed out (close-out.ts).
  */
-export class Exchange implements Failable {
+export class Exchange implements Failable, Closing {
   readonly requestId = randomUUID();
   readonly started = process.hrtime.bigint();
-  kind: Kind = 'refused';
+  /** 'ok', or the code of the refusal it was answered with (the last one). */
   code = 'ok';
-  key: ApiKey | null = null;
-  upstreamSeconds: number | null = null;
-  forwarding: ForwardHandle | null = null;
   /** This request's spans when it is sampled, else null. */
   readonly trace: RequestTrace | null;
-  /** The span of the call to the upstream, once forwarding starts. */
-  upstreamCall: CallSpan | null = null;
-  /** A refusal is answered 403 with the real one in headers (nginx's auth_request; problem.ts). */
-  refusalCarried = false;
-  /** What the steps read of the request, once the entry step has made them (entry.ts). */
-  facts: RequestFacts | null = null;
+  readonly unanswered: UnansweredKind;
+  readonly refusalCarried: boolean;
   /** Kept: Node detaches the socket from the request and response once answered. */
   readonly socket: Socket;
+  /** Where the request is on its way (phase.ts); moved on only by the methods below. */
+  private current: Phase = ENTERED;
 
   constructor(
     private readonly deps: ExchangeDeps,
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    readonly state: GatewayState,
+    readonly generation: Generation,
+    listener: ListenerTraits,
   ) {
     this.socket = req.socket;
+    this.unanswered = listener.unanswered;
+    this.refusalCarried = listener.carriesRefusal(req);
     (res as Owned)[EXCHANGE] = this;
     res.on('close', onResponseClose);
     this.trace = deps.tracer === null ? null : deps.tracer.begin(req.method ?? 'GET', req.headers);
     deps.inflight.count++;
+  }
+
+  /** entered → judged: §3 has run on `facts` and found `key` (null when none), refused or not. */
+  judge(_from: Entered, facts: RequestFacts, key: ApiKey | null): Judged {
+    const judged: Judged = { step: 'judged', facts, key };
+    this.current = judged;
+    return judged;
+  }
+
+  /** judged → forwarding: admitted, on its way to the upstream; `call` its span when sampled. */
+  forward(_from: Judged, principal: Principal, call: CallSpan | null): Forwarding {
+    const forwarding: Forwarding = {
+      step: 'forwarding',
+      key: principal.key,
+      call,
+      handle: null,
+      upstreamSeconds: null,
+    };
+    this.current = forwarding;
+    return forwarding;
+  }
+
+  /** judged → lookup: admitted, the lead looked up here. */
+  lookUp(_from: Judged, principal: Principal): LookingUp {
+    const lookingUp: LookingUp = { step: 'lookup', key: principal.key, upstreamSeconds: null };
+    this.current = lookingUp;
+    return lookingUp;
+  }
+
+  /** entered → answered (a preflight) or judged → answered (forward-auth's 200): answered in place. */
+  answeredInPlace(from: Entered | Judged, kind: Answered['kind']): void {
+    this.current = { step: 'answered', kind, key: keyOf(from) };
   }
 
   /** True once an answer has started (or the connection is gone): nothing more may be written. */
@@ -72,10 +114,9 @@ export class Exchange implements Failable {
   /** Answers with a problem. A body the client still sends is not read: the connection ends. */
   refuse(
     error: GatewayError,
-    cors: CorsHeaders = this.state.cors.grant(this.req.headers.origin, this.key),
+    cors: CorsHeaders = this.generation.cors.grant(this.req.headers.origin, keyOf(this.current)),
   ): void {
     this.code = error.code;
-    this.kind = 'refused';
     if (this.answered) {
       this.res.destroy();
       return;
@@ -97,8 +138,7 @@ export class Exchange implements Failable {
   /** The connection failed under this request (bad chunk, body too slow): end it with `error`. */
   fail(error: GatewayError): void {
     this.closeAfter();
-    if (this.forwarding !== null) this.forwarding.fail(error);
-    else this.refuse(error);
+    this.endWith(error);
   }
 
   /** A throw nobody expected: this request's 500, logged; the gateway serves on. */
@@ -107,57 +147,27 @@ export class Exchange implements Failable {
       { request_id: this.requestId, err: err instanceof Error ? err.name : 'unknown' },
       'unexpected error while serving a request',
     );
-    if (this.forwarding !== null) this.forwarding.fail(internal);
-    else this.refuse(internal);
+    this.endWith(internal);
+  }
+
+  /** Once the upstream has the request, its engine answers the error (or cuts the answer). */
+  private endWith(error: GatewayError): void {
+    const phase = this.current;
+    if (phase.step === 'forwarding' && phase.handle !== null) phase.handle.fail(error);
+    else this.refuse(error);
   }
 
   /**
-   * The response closed, answered or not: the one `close` listener of a request. The forwarder
-   * stops an upstream request whose answer did not finish, the request is counted and logged,
-   * then the connection guard may start the next pipelined request.
+   * any → closed: the response closed, answered or not; the one `close` listener of a request.
+   * The forwarder stops an upstream request whose answer did not finish, the request is closed
+   * out, then the connection guard may start the next pipelined request.
    */
   closed(): void {
-    this.forwarding?.closed();
-    this.account();
+    const last = this.current;
+    this.current = CLOSED;
+    if (last.step === 'forwarding') last.handle?.closed();
+    closeOut(this, last, this.deps);
     this.deps.guard.ended(this.res, this.socket);
-  }
-
-  private account(): void {
-    const { deps, res, req } = this;
-    deps.inflight.count--;
-    const seconds = Number(process.hrtime.bigint() - this.started) / 1e9;
-    // An h2 stream reset by its client reports writableFinished too: answeredWhole tells them apart.
-    const whole = answeredWhole(res);
-    const status = whole ? res.statusCode : 499;
-    if (!whole && this.code === 'ok') this.code = 'client_closed';
-    deps.metrics.requests.add(status, this.code, this.key?.name ?? '');
-    deps.metrics.requestDuration.observe(this.kind, seconds);
-    if (this.trace !== null) this.endTrace(status);
-    const logged = this.state.config.log.requests;
-    if (logged === 'none' || (logged === 'errors' && status < 400)) return;
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    deps.requestLog({
-      requestId: this.requestId,
-      method: req.method,
-      path: q === -1 ? url : url.slice(0, q),
-      status,
-      keyName: this.key?.name,
-      code: this.code,
-      durationMs: Math.round(seconds * 1e6) / 1e3,
-      upstreamMs: this.upstreamSeconds === null ? undefined : Math.round(this.upstreamSeconds * 1e6) / 1e3,
-    });
-  }
-
-  private endTrace(status: number): void {
-    // The upstream answered (its status is the client's) or the call failed.
-    this.upstreamCall?.end(this.upstreamSeconds === null ? undefined : status);
-    this.trace?.end({
-      status,
-      route: routeTemplate(this.kind === 'lookup', this.req.url),
-      code: this.code,
-      keyName: this.key?.name,
-    });
   }
 }
 

@@ -4,6 +4,7 @@ import { GatewayError } from '../contract/errors.js';
 import { createEntry, type HandlerDeps } from './entry.js';
 import type { Exchange } from './exchange.js';
 import { identityHeaders } from './headers.js';
+import type { Judged } from './phase.js';
 import { forwardAuthRefusal, headersToRemove } from './reserved-headers.js';
 
 export interface OriginalRequest {
@@ -59,11 +60,9 @@ export function originalRequest(
  */
 export function createForwardAuthHandler(deps: HandlerDeps) {
   return createEntry(deps, {
-    open(ex) {
-      ex.kind = 'auth';
-      ex.refusalCarried = ex.req.headers['x-leadgate-refusal'] === 'headers';
-    },
-    judged(ex) {
+    unanswered: 'auth',
+    carriesRefusal: (req) => req.headers['x-leadgate-refusal'] === 'headers',
+    judges(ex) {
       const { req } = ex;
       const original = originalRequest(req.headers, { method: req.method ?? 'GET', url: req.url ?? '/' });
       if (original instanceof GatewayError) return original;
@@ -77,14 +76,20 @@ export function createForwardAuthHandler(deps: HandlerDeps) {
         'the lead lookup is answered on the API listener: route /api/v2/merchant/leads/ there',
       );
     },
-    admitted(ex, principal, _cors, added) {
-      allow(ex, principal, added);
+    admitted(ex, judged, principal, _cors, added) {
+      allow(ex, judged, principal, added);
     },
   });
 }
 
 /** 200: the identity headers for the proxy to copy upstream, and the rate-limit fields. */
-function allow(ex: Exchange, principal: Principal, headers: Readonly<Record<string, string>>): void {
+function allow(
+  ex: Exchange,
+  judged: Judged,
+  principal: Principal,
+  headers: Readonly<Record<string, string>>,
+): void {
+  ex.answeredInPlace(judged, 'auth');
   ex.leaveBody();
   const identity = identityHeaders(principal);
   ex.res.writeHead(200, {

@@ -21,9 +21,9 @@ interface InFlight {
 }
 
 /** The client takes the answer again (or it ended): no send timeout. */
-function unblock(state: InFlight): void {
-  if (state.blocked !== null) clearTimeout(state.blocked);
-  state.blocked = null;
+function unblock(flight: InFlight): void {
+  if (flight.blocked !== null) clearTimeout(flight.blocked);
+  flight.blocked = null;
 }
 
 /**
@@ -40,30 +40,30 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
   const proxy = httpProxy.createProxyServer({ agent, xfwd: false, changeOrigin: false, ws: false });
   const inflight = new WeakMap<IncomingMessage, InFlight>();
 
-  const fail = (state: InFlight, error: GatewayError) => {
-    if (state.failed) return;
-    state.failed = error;
-    if (state.timer) clearTimeout(state.timer);
-    state.proxyReq?.destroy();
-    state.job.onError(error);
+  const fail = (flight: InFlight, error: GatewayError) => {
+    if (flight.failed) return;
+    flight.failed = error;
+    if (flight.timer) clearTimeout(flight.timer);
+    flight.proxyReq?.destroy();
+    flight.job.onError(error);
   };
 
   proxy.on('proxyReq', (proxyReq, req) => {
-    const state = inflight.get(req);
-    if (!state) return;
-    state.proxyReq = proxyReq;
-    if (state.failed || state.left) proxyReq.destroy();
+    const flight = inflight.get(req);
+    if (!flight) return;
+    flight.proxyReq = proxyReq;
+    if (flight.failed || flight.left) proxyReq.destroy();
   });
   proxy.on('proxyRes', (proxyRes, req, res) => {
-    const state = inflight.get(req);
-    if (!state) return;
-    if (state.timer) clearTimeout(state.timer);
-    state.timer = null;
-    state.answered = true;
-    state.job.onUpstreamResponse(Number(process.hrtime.bigint() - state.started) / 1e9);
+    const flight = inflight.get(req);
+    if (!flight) return;
+    if (flight.timer) clearTimeout(flight.timer);
+    flight.timer = null;
+    flight.answered = true;
+    flight.job.onUpstreamResponse(Number(process.hrtime.bigint() - flight.started) / 1e9);
     proxyRes.headers = downstreamHeaders(
       proxyRes.headers,
-      state.job.responseHeaders,
+      flight.job.responseHeaders,
       // http-proxy writes `keep-alive` where the answer names no connection: a client that asked
       // for close (or HTTP/1.0) must get it, so say it here.
       res.getHeader('connection') ?? (res.shouldKeepAlive ? undefined : 'close'),
@@ -71,17 +71,17 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
     // The answer is piped: the pipe pauses it while the client takes nothing (a write waits for
     // `drain`). Paused for `sendTimeoutMs`: the client's connection (or h2 stream) and the upstream go.
     proxyRes.on('pause', () => {
-      state.blocked ??= setTimeout(() => {
-        state.blocked = null;
-        if (answeredWhole(res) || state.left) return;
-        state.left = true;
-        state.job.onSendTimeout();
-        state.proxyReq?.destroy();
+      flight.blocked ??= setTimeout(() => {
+        flight.blocked = null;
+        if (answeredWhole(res) || flight.left) return;
+        flight.left = true;
+        flight.job.onSendTimeout();
+        flight.proxyReq?.destroy();
         cutAnswer(res);
-      }, state.job.sendTimeoutMs);
+      }, flight.job.sendTimeoutMs);
     });
-    proxyRes.on('resume', () => unblock(state));
-    proxyRes.on('end', () => unblock(state));
+    proxyRes.on('resume', () => unblock(flight));
+    proxyRes.on('end', () => unblock(flight));
     // An upstream that dies mid-body: end the client's response too, never crash.
     proxyRes.on('error', () => res.destroy());
     proxyRes.on('aborted', () => res.destroy());
@@ -92,7 +92,7 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
 
   return {
     forward(job) {
-      const state: InFlight = {
+      const flight: InFlight = {
         job,
         started: process.hrtime.bigint(),
         timer: null,
@@ -102,11 +102,11 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
         left: false,
         blocked: null,
       };
-      inflight.set(job.req, state);
+      inflight.set(job.req, flight);
       const wait = () => {
-        if (state.failed || state.answered) return;
-        state.timer = setTimeout(() => {
-          fail(state, new GatewayError('upstream_timeout', 'the upstream did not answer in time'));
+        if (flight.failed || flight.answered) return;
+        flight.timer = setTimeout(() => {
+          fail(flight, new GatewayError('upstream_timeout', 'the upstream did not answer in time'));
         }, job.timeoutMs);
       };
       job.req.headers = job.headers as IncomingMessage['headers'];
@@ -124,24 +124,24 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
         body.once('end', wait);
       }
       proxy.web(job.req, job.res, { target: job.target.href, buffer }, (err: NodeJS.ErrnoException) => {
-        if (state.failed) return;
+        if (flight.failed) return;
         // an h2 stream reset under it may have no socket left to read
         const socket = job.req.socket as Socket | null | undefined;
         if (socket == null || socket.destroyed) return; // the client left; nothing to answer
         fail(
-          state,
+          flight,
           new GatewayError('upstream_unavailable', `the upstream is unavailable (${err.code ?? 'error'})`),
         );
       });
       return {
-        fail: (error) => fail(state, error),
+        fail: (error) => fail(flight, error),
         closed() {
-          if (state.timer) clearTimeout(state.timer);
-          unblock(state);
+          if (flight.timer) clearTimeout(flight.timer);
+          unblock(flight);
           if (answeredWhole(job.res)) return;
           // Destroyed before the agent gave it a socket, a request is never written.
-          state.left = true;
-          state.proxyReq?.destroy();
+          flight.left = true;
+          flight.proxyReq?.destroy();
         },
       };
     },

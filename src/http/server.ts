@@ -6,11 +6,13 @@ import { routePath } from '../auth/path.js';
 import type { Principal } from '../auth/pipeline.js';
 import { GatewayError } from '../contract/errors.js';
 import { type CorsHeaders, NO_CORS } from '../cors/cors.js';
+import type { CallSpan } from '../tracing/index.js';
 import { hasBody, RequestBody } from './body.js';
 import { createEntry, type HandlerDeps, ITSELF } from './entry.js';
 import type { Exchange } from './exchange.js';
 import { upstreamHeaders } from './headers.js';
 import { answerLookup } from './lookup.js';
+import type { Entered, Forwarding, Judged } from './phase.js';
 
 /**
  * The HTTP layer of the API listener: after the entry step (entry.ts: the wire rules, the drain,
@@ -21,14 +23,15 @@ export function createRequestHandler(deps: HandlerDeps) {
   const nowS = deps.now ?? (() => Math.floor(Date.now() / 1000));
 
   return createEntry(deps, {
-    open() {},
-    judged(ex) {
-      const { req, state } = ex;
-      if (state.cors.isPreflight(req)) {
-        preflight(ex);
+    unanswered: 'refused',
+    carriesRefusal: () => false,
+    judges(ex, entered) {
+      const { req, generation } = ex;
+      if (generation.cors.isPreflight(req)) {
+        preflight(ex, entered);
         return null;
       }
-      const maxBody = state.config.limits.maxBodyBytes;
+      const maxBody = generation.config.limits.maxBodyBytes;
       if (maxBody !== null && Number(req.headers['content-length'] ?? 0) > maxBody) {
         return new GatewayError('body_too_large', `the request body is larger than ${maxBody} bytes`);
       }
@@ -41,51 +44,52 @@ export function createRequestHandler(deps: HandlerDeps) {
       }
       return null;
     },
-    admitted(ex, principal, cors, added) {
-      answer(ex, principal, withAdmission(cors, added));
+    admitted(ex, judged, principal, cors, added) {
+      answer(ex, judged, principal, withAdmission(cors, added));
     },
   });
 
   /** Admitted: the lookup is answered here, everything else forwarded. */
-  function answer(ex: Exchange, principal: Principal, headers: CorsHeaders): void {
-    if (principal.lookupId !== null) lookup(ex, principal, headers);
-    else forward(ex, principal, headers);
+  function answer(ex: Exchange, judged: Judged, principal: Principal, headers: CorsHeaders): void {
+    if (principal.lookupId !== null) lookup(ex, judged, principal, headers);
+    else forward(ex, judged, principal, headers);
   }
 
-  function preflight(ex: Exchange) {
+  function preflight(ex: Exchange, entered: Entered) {
     const route = routePath(ex.req.url ?? '/');
     if (route instanceof GatewayError) return ex.refuse(route);
-    const headers = ex.state.cors.preflight(ex.req.headers.origin ?? '');
+    const headers = ex.generation.cors.preflight(ex.req.headers.origin ?? '');
     if (headers === null) {
       return ex.refuse(new GatewayError('cors_origin_not_allowed', 'this origin may not call the API'), {});
     }
-    ex.kind = 'preflight';
+    ex.answeredInPlace(entered, 'preflight');
     ex.leaveBody();
     ex.res.writeHead(204, { ...headers, 'content-length': 0, 'x-request-id': ex.requestId });
     ex.res.end();
   }
 
-  function forward(ex: Exchange, principal: Principal, cors: CorsHeaders): void {
-    const { req, res, state } = ex;
-    ex.kind = 'forward';
-    const config = state.config;
+  function forward(ex: Exchange, judged: Judged, principal: Principal, cors: CorsHeaders): void {
+    const { req, res, generation } = ex;
+    const config = generation.config;
     const peer = req.socket.remoteAddress;
     // Authenticated: now the client may send its body (RFC 9110 §10.1.1).
     if (req.headers.expect?.toLowerCase() === '100-continue') res.writeContinue();
     const headers = upstreamHeaders(req.headers, principal, {
       requestId: ex.requestId,
       peer: normalisePeer(peer),
-      peerTrusted: ex.facts?.peerTrusted() === true,
+      peerTrusted: judged.facts.peerTrusted(),
       encrypted: (req.socket as TLSSocket).encrypted === true,
       underscores: config.upstream.underscoreHeaders,
     });
+    let call: CallSpan | null = null;
     if (ex.trace !== null) {
       const method = req.method ?? 'GET';
-      ex.upstreamCall = ex.trace.call(`${method} upstream`, method, config.upstream.url);
-      Object.assign(headers, ex.upstreamCall.headers);
+      call = ex.trace.call(`${method} upstream`, method, config.upstream.url);
+      Object.assign(headers, call.headers);
     }
+    const forwarding = ex.forward(judged, principal, call);
     if (!hasBody(req)) {
-      send(ex, headers, cors, null);
+      send(ex, forwarding, headers, cors, null);
       return;
     }
     // Received whole when small, else streamed coalesced; too slow or too large ends it.
@@ -93,7 +97,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       req,
       config.limits,
       deps.bodies,
-      (body) => send(ex, headers, cors, body),
+      (body) => send(ex, forwarding, headers, cors, body),
       (error) => ex.fail(error),
       config.upstream.timeoutMs,
     );
@@ -102,13 +106,14 @@ export function createRequestHandler(deps: HandlerDeps) {
   /** The request goes to the upstream with its body (none, whole, or streamed). */
   function send(
     ex: Exchange,
+    forwarding: Forwarding,
     headers: OutgoingHttpHeaders,
     cors: CorsHeaders,
     body: Buffer | Readable | null,
   ) {
     if (ex.answered) return;
-    const config = ex.state.config;
-    ex.forwarding = deps.forwarder.forward({
+    const config = ex.generation.config;
+    forwarding.handle = deps.forwarder.forward({
       req: ex.req,
       res: ex.res,
       target: config.upstream.url,
@@ -118,7 +123,7 @@ export function createRequestHandler(deps: HandlerDeps) {
       headers,
       responseHeaders: { ...cors, 'x-request-id': ex.requestId },
       onUpstreamResponse(seconds) {
-        ex.upstreamSeconds = seconds;
+        forwarding.upstreamSeconds = seconds;
         deps.metrics.upstreamDuration.observe('forward', seconds);
       },
       onSendTimeout() {
@@ -130,13 +135,13 @@ export function createRequestHandler(deps: HandlerDeps) {
     });
   }
 
-  function lookup(ex: Exchange, principal: Principal, cors: CorsHeaders) {
-    const { state } = ex;
-    ex.kind = 'lookup';
+  function lookup(ex: Exchange, judged: Judged, principal: Principal, cors: CorsHeaders) {
+    const { generation } = ex;
+    const lookingUp = ex.lookUp(judged, principal);
     ex.leaveBody();
     const t0 = process.hrtime.bigint();
     const ctx = { keyName: principal.key.name, requestId: ex.requestId, trace: ex.trace };
-    answerLookup(principal, state.resolver, ctx, state.config.leadToken.ttlS, nowS()).then(
+    answerLookup(principal, generation.resolver, ctx, generation.config.leadToken.ttlS, nowS()).then(
       (answer) => {
         if (answer instanceof GatewayError) {
           deps.metrics.lookups.inc({ result: answer.code === 'lead_not_found' ? 'not_found' : 'refused' });
@@ -144,8 +149,8 @@ export function createRequestHandler(deps: HandlerDeps) {
         }
         deps.metrics.lookups.inc({ result: 'found' });
         // The request line's upstream_ms; the histogram is observed by the resolver, per backend call.
-        if (state.config.leads.kind === 'upstream') {
-          ex.upstreamSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+        if (generation.config.leads.kind === 'upstream') {
+          lookingUp.upstreamSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
         }
         if (ex.answered) return;
         const body = JSON.stringify(answer);

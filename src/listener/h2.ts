@@ -106,7 +106,7 @@ export function h2Edge(handler: http.RequestListener): http.RequestListener {
     }
     foldPseudoHeaders(req);
     dropConnectionFields(res);
-    answerStateOfStream(res, stream);
+    answerFlagsOfStream(res, stream);
     handler(req, res);
   };
 }
@@ -142,7 +142,7 @@ function foldPseudoHeaders(req: http.IncomingMessage): void {
  * connection). Here they mean what they mean on HTTP/1.1: the stream is gone; the answer was
  * written whole.
  */
-function answerStateOfStream(res: http.ServerResponse, stream: http2.ServerHttp2Stream): void {
+function answerFlagsOfStream(res: http.ServerResponse, stream: http2.ServerHttp2Stream): void {
   Object.defineProperties(res, {
     destroyed: { get: () => stream.destroyed, configurable: true },
     writableFinished: {

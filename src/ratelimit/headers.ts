@@ -1,7 +1,7 @@
 import type { RateLimitPolicy } from './settings.js';
 
-/** One policy's state after a request, for the `RateLimit` field (a GCRA verdict is one). */
-export interface PolicyState {
+/** One policy's standing after a request, for the `RateLimit` field (a GCRA verdict is one). */
+export interface PolicyStanding {
   readonly remaining: number;
   readonly waitUs: number;
 }
@@ -13,16 +13,16 @@ export function policyField(policies: readonly RateLimitPolicy[]): string {
 
 /**
  * `RateLimit`: per policy `r` (admissible now) and `t` (seconds: until one more is admitted when
- * r is 0, equal to Retry-After; else until the bucket is full again). `states[i]` is the state of
+ * r is 0, equal to Retry-After; else until the bucket is full again). `standings[i]` is the standing of
  * `policies[i]`; a policy without one (its store was down, `on_store_error: allow`) is left out.
  */
 export function rateLimitField(
   policies: readonly RateLimitPolicy[],
-  states: ReadonlyArray<PolicyState | null>,
+  standings: ReadonlyArray<PolicyStanding | null>,
 ): string {
   let field = '';
   for (let i = 0; i < policies.length; i++) {
-    const s = states[i];
+    const s = standings[i];
     if (s === null || s === undefined) continue;
     const name = (policies[i] as RateLimitPolicy).name;
     field += `${field === '' ? '' : ', '}"${name}";r=${s.remaining};t=${secondsOf(s)}`;
@@ -31,7 +31,7 @@ export function rateLimitField(
 }
 
 /** Whole seconds for `t` and Retry-After: rounded up, and at least 1 when nothing is left. */
-export function secondsOf(s: PolicyState): number {
+export function secondsOf(s: PolicyStanding): number {
   const seconds = Math.ceil(s.waitUs / 1e6);
   return s.remaining === 0 ? Math.max(1, seconds) : seconds;
 }

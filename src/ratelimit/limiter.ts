@@ -39,7 +39,7 @@ export interface RateLimiterOptions {
 interface Applying {
   readonly policies: readonly RateLimitPolicy[];
   readonly policyField: string;
-  /** The headers when no policy has a state to show (each store down, `allow`). */
+  /** The headers when no policy has a standing to show (each store down, `allow`). */
   readonly policyOnly: Readonly<Record<string, string>>;
   /** Each policy's bucket id when the key alone names it (`by: key`), else null: built per request. */
   readonly keyIds: ReadonlyArray<string | null>;
@@ -79,7 +79,7 @@ export function createRateLimiter(options: RateLimiterOptions) {
         return options.local.spendNow(id, policy.bucket);
       }
       if (options.onStoreError === 'deny') throw err;
-      return null; // allow: admitted, with no state to show for this policy
+      return null; // allow: admitted, with no standing to show for this policy
     }
   }
 

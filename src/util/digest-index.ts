@@ -156,7 +156,7 @@ function slotOfLatin1(digest: string): number {
   return finish(h);
 }
 
-/** One MurmurHash3 round: the word scrambled into the state. */
+/** One MurmurHash3 round: the word scrambled into the hash. */
 function mix(h: number, word: number): number {
   let k = Math.imul(word, 0xcc9e2d51);
   k = (k << 15) | (k >>> 17);
@@ -165,9 +165,9 @@ function mix(h: number, word: number): number {
   return (Math.imul((x << 13) | (x >>> 19), 5) + 0xe6546b64) | 0;
 }
 
-/** MurmurHash3's finish, for a length of 32 bytes: every bit of the state reaches every bit. */
-function finish(state: number): number {
-  let h = state ^ SIZE;
+/** MurmurHash3's finish, for a length of 32 bytes: every bit of the hash reaches every bit. */
+function finish(hash: number): number {
+  let h = hash ^ SIZE;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

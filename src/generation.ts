@@ -13,10 +13,11 @@ import type { RevocationCheck } from './revocation/index.js';
 import type { OpenedStore } from './store/index.js';
 
 /**
- * Everything a request reads, built from one config. A reload builds a new one off to the side
- * and swaps it in one assignment; a request keeps the state it started with.
+ * A generation of the gateway: everything a request reads, built from one config. A reload builds
+ * the next generation off to the side and swaps it in one assignment; a request keeps the
+ * generation it started with to its end.
  */
-export interface GatewayState {
+export interface Generation {
   readonly config: Config;
   readonly authenticate: (facts: RequestFacts) => PipelineResult;
   /** After §3: single use and rate limits; null when the config has neither. */
@@ -35,7 +36,8 @@ export interface SharedDeps {
   readonly logger: Logger;
 }
 
-export function buildState(config: Config, shared: SharedDeps): GatewayState {
+/** The generation one config makes (the start's, then each reload's). */
+export function buildGeneration(config: Config, shared: SharedDeps): Generation {
   const leads = config.leads;
   const resolver =
     leads.kind === 'file'

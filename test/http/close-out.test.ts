@@ -1,0 +1,176 @@
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ask } from '../helpers/client.js';
+import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
+import { startTestGateway } from '../helpers/gateway.js';
+import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
+
+/**
+ * What a request is counted and logged as when it closes (src/http/close-out.ts): the `kind` of
+ * leadgate_request_duration_seconds comes from the phase the request closed in and whether it was
+ * refused, the key from what §3 found (also on a refusal), upstream_ms from the upstream's time.
+ */
+const SHOP = 'https://shop.example';
+
+let upstream: RecordingUpstream;
+let gw: Awaited<ReturnType<typeof startTestGateway>>;
+beforeAll(async () => {
+  upstream = await startRecordingUpstream();
+  gw = await startTestGateway(
+    writeConfig({
+      upstream: upstream.url,
+      extra: `forward_auth: { listen: { host: 127.0.0.1, port: 0 } }
+cors: { origins: ["${SHOP}"] }
+log: { requests: all }`,
+    }),
+  );
+});
+afterAll(async () => {
+  await gw.close();
+  await upstream.close();
+});
+
+async function metrics(): Promise<Map<string, number>> {
+  const text = (await ask(gw.adminPort, { path: '/metrics' })).text;
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}
+
+/** How `send` moved the duration count of each kind and the requests_total series named. */
+async function counted(send: () => Promise<unknown>, series: string): Promise<Record<string, number>> {
+  const kinds = ['forward', 'lookup', 'preflight', 'auth', 'refused'];
+  const name = (k: string) => `leadgate_request_duration_seconds_count{kind="${k}"}`;
+  const before = await metrics();
+  await send();
+  const after = await waitForChange(before, series);
+  const moved: Record<string, number> = {};
+  for (const k of kinds) {
+    const d = (after.get(name(k)) ?? 0) - (before.get(name(k)) ?? 0);
+    if (d !== 0) moved[k] = d;
+  }
+  moved[series] =
+    (after.get(`leadgate_requests_total{${series}}`) ?? 0) -
+    (before.get(`leadgate_requests_total{${series}}`) ?? 0);
+  return moved;
+}
+
+/** The close-out runs when the response closes, a moment after the client has its answer. */
+async function waitForChange(before: Map<string, number>, series: string): Promise<Map<string, number>> {
+  const key = `leadgate_requests_total{${series}}`;
+  for (let i = 0; i < 100; i++) {
+    const now = await metrics();
+    if ((now.get(key) ?? 0) !== (before.get(key) ?? 0)) return now;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return metrics();
+}
+
+const lastLine = (requestId: string | string[] | undefined) =>
+  JSON.parse(gw.logs.lines.find((l) => l.includes(`"request_id":"${String(requestId)}"`)) ?? '{}') as Record<
+    string,
+    unknown
+  >;
+
+const server = { 'x-apikey': KEYS.server.key, 'x-source': 'web' };
+
+describe('a closed request is counted by the phase it closed in', () => {
+  it('forwarded: kind forward, its key, and the upstream time on its log line', async () => {
+    let answer: Awaited<ReturnType<typeof ask>> | undefined;
+    const moved = await counted(async () => {
+      answer = await ask(gw.apiPort, { path: '/api/v2/merchant/orders', headers: server });
+    }, 'status="200",code="ok",key="server"');
+    expect(moved).toEqual({ forward: 1, 'status="200",code="ok",key="server"': 1 });
+    const line = lastLine(answer?.headers['x-request-id']);
+    expect(line.key_name).toBe('server');
+    expect(typeof line.upstream_ms).toBe('number');
+  });
+
+  it('a CORS preflight: kind preflight, no key', async () => {
+    const moved = await counted(
+      () =>
+        ask(gw.apiPort, {
+          method: 'OPTIONS',
+          path: '/api/v2/merchant/orders',
+          headers: { origin: SHOP, 'access-control-request-method': 'GET' },
+        }),
+      'status="204",code="ok",key=""',
+    );
+    expect(moved).toEqual({ preflight: 1, 'status="204",code="ok",key=""': 1 });
+  });
+
+  it('a lookup answered: kind lookup', async () => {
+    const moved = await counted(
+      () => ask(gw.apiPort, digestLookup('cust-1')),
+      'status="200",code="ok",key="storefront"',
+    );
+    expect(moved).toEqual({ lookup: 1, 'status="200",code="ok",key="storefront"': 1 });
+  });
+
+  it('a lookup refused after it began (no such lead): kind refused, its key kept', async () => {
+    const moved = await counted(
+      () => ask(gw.apiPort, digestLookup('nobody')),
+      'status="404",code="lead_not_found",key="storefront"',
+    );
+    expect(moved).toEqual({ refused: 1, 'status="404",code="lead_not_found",key="storefront"': 1 });
+  });
+
+  it('refused by §3 after its key was found: kind refused, the key named, no upstream time', async () => {
+    let answer: Awaited<ReturnType<typeof ask>> | undefined;
+    const series = 'status="403",code="origin_not_allowed",key="fenced"';
+    const moved = await counted(async () => {
+      answer = await ask(gw.apiPort, {
+        path: '/api/v2/merchant/orders',
+        headers: { 'x-apikey': KEYS.fenced.key, 'x-source': 'web' },
+      });
+    }, series);
+    expect(moved).toEqual({ refused: 1, [series]: 1 });
+    const line = lastLine(answer?.headers['x-request-id']);
+    expect(line.key_name).toBe('fenced');
+    expect(line.upstream_ms).toBeUndefined();
+  });
+
+  it('forward-auth: kind auth when allowed, refused when not', async () => {
+    const allowed = await counted(
+      () => ask(gw.forwardAuthPort ?? 0, { path: '/api/v2/merchant/orders', headers: server }),
+      'status="200",code="ok",key="server"',
+    );
+    expect(allowed).toEqual({ auth: 1, 'status="200",code="ok",key="server"': 1 });
+    const refused = await counted(
+      () => ask(gw.forwardAuthPort ?? 0, { path: '/api/v2/merchant/orders', headers: { 'x-source': 'web' } }),
+      'status="401",code="missing_api_key",key=""',
+    );
+    expect(refused).toEqual({ refused: 1, 'status="401",code="missing_api_key",key=""': 1 });
+  });
+
+  it('a client that leaves while forwarded: kind forward, 499 client_closed', async () => {
+    upstream.behave(() => {}); // never answers
+    const series = 'status="499",code="client_closed",key="server"';
+    try {
+      const moved = await counted(async () => {
+        const arrived = upstream.arrived.length;
+        const req = http.request({
+          host: '127.0.0.1',
+          port: gw.apiPort,
+          path: '/api/v2/merchant/orders',
+          headers: server,
+          agent: false,
+        });
+        req.on('error', () => {});
+        req.end();
+        while (upstream.arrived.length === arrived) await new Promise((r) => setTimeout(r, 10));
+        req.destroy();
+      }, series);
+      expect(moved).toEqual({ forward: 1, [series]: 1 });
+    } finally {
+      upstream.behave((_req, res, body) => {
+        res.writeHead(200);
+        res.end(body.length > 0 ? body : 'ok');
+      });
+    }
+  });
+});
