@@ -2,10 +2,13 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { signLeadToken } from '../src/client/index.js';
 
 export const SERVER_KEY = 'sk_bench_server_00000000000001';
 export const STOREFRONT_KEY = 'sk_bench_storefront_000000002';
 export const SECRET = 'bench-signing-secret-0000000001';
+/** The lead token every token-path request carries. */
+export const TOKEN = signLeadToken(SECRET, 'lead-1');
 /** A second STOREFRONT key, named `storefront-limited`: the only key a `limitedKeyOnly` policy names. */
 export const LIMITED_KEY = 'sk_bench_storefront_limited_03';
 
