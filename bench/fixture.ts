@@ -22,6 +22,8 @@ export function writeBenchConfig(opts: {
   extraKeys?: number;
   originIps?: number;
   logRequests?: 'all' | 'errors' | 'none';
+  /** More fields of the `listen:` map, e.g. `tls: { ... }`. */
+  listen?: string;
   /** Tracing on, exporting to this OTLP traces URL at this sample ratio. */
   tracing?: { endpoint: string; ratio: number };
   /**
@@ -40,7 +42,7 @@ export function writeBenchConfig(opts: {
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-'));
   const lines = [
-    'listen: { host: 127.0.0.1, port: 0 }',
+    `listen: { host: 127.0.0.1, port: 0${opts.listen ? `, ${opts.listen}` : ''} }`,
     'admin: { host: 127.0.0.1, port: 0 }',
     `upstream: { url: "http://127.0.0.1:${opts.upstreamPort}", engine: ${opts.engine} }`,
     'shutdown: { delay_s: 0, timeout_s: 1 }',

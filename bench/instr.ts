@@ -4,8 +4,9 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { signLeadToken } from '../src/client/index.js';
-import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
+import { ask } from '../test/helpers/client.js';
+import { runs } from '../test/helpers/optional.js';
+import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
 import { start, stopAll } from './process.js';
 import { buildRef, ROOT } from './worktree.js';
 
@@ -23,11 +24,7 @@ const WARMUP = Number(process.env.INSTR_WARMUP ?? 3000);
 const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 2000);
 const CONNECTIONS = 50;
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const HEADERS = {
-  'x-apikey': STOREFRONT_KEY,
-  'x-source': 'web',
-  'x-leadtoken': signLeadToken(SECRET, 'lead-1'),
-};
+const HEADERS = { 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN };
 
 /** Instructions per request: all threads, and the part in V8's optimising compiler. */
 interface Count {
@@ -39,26 +36,13 @@ interface Count {
 async function drive(port: number, n: number): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   let next = 0;
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.get({
-        host: '127.0.0.1',
-        port,
-        path: '/api/v2/merchant/orders',
-        headers: HEADERS,
-        agent,
-      });
-      req.on('error', reject);
-      req.on('response', (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${res.statusCode}`))));
-      });
-    });
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (next++ < n) await one();
-    }),
-  );
+  const loop = async () => {
+    while (next++ < n) {
+      const r = await ask(port, { path: '/api/v2/merchant/orders', headers: HEADERS, agent });
+      if (r.status !== 200) throw new Error(`${r.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, loop));
   agent.destroy();
 }
 
@@ -113,17 +97,9 @@ async function count(name: string, args: string[]): Promise<Count> {
 
 const fmt = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
-function hasValgrind(): boolean {
-  try {
-    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function main() {
-  if (!hasValgrind()) throw new Error('bench:instr needs valgrind (Debian: apt-get install valgrind)');
+  if (!runs('valgrind', ['--version']))
+    throw new Error('bench:instr needs valgrind (Debian: apt-get install valgrind)');
   const ref = process.argv[2];
   const built = ref === undefined ? null : buildRef(ref);
   try {

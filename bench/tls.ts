@@ -1,15 +1,13 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { makePki } from '../test/helpers/certs.js';
 import { cpuMicros } from './cpu.js';
 import { SERVER_KEY, writeBenchConfig } from './fixture.js';
-import { pinned } from './pin.js';
-import { children, gentle, start, stopAll } from './process.js';
+import { startNginx } from './nginx.js';
+import { start, stopAll } from './process.js';
 
 /**
  * `npm run bench:tls` (issue 49, CONTRACT §11): CPU per request of leadgate's TLS listener against
@@ -26,67 +24,11 @@ const MAIN = here('../src/main.js');
 const PATH = '/api/v2/merchant/orders';
 const HEADERS = { 'x-apikey': SERVER_KEY, 'x-source': 'web' };
 
-function certificates(): { cert: string; key: string; ca: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-pki-'));
-  const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  run(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=bench-ca']);
-  run(['req', '-new', ...ec, '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', '/CN=localhost']);
-  writeFileSync(join(dir, 'ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  run([
-    'x509',
-    '-req',
-    '-in',
-    'tls.csr',
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'ext',
-    '-out',
-    'tls.crt',
-  ]);
-  return { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key'), ca: join(dir, 'ca.crt') };
-}
-
-/** A bench config for leadgate with `listen` replaced. */
-function leadgateConfig(upstreamPort: number, listen: string): string {
-  const file = writeBenchConfig({ upstreamPort, engine: 'undici', logRequests: 'errors' });
-  writeFileSync(
-    file,
-    readFileSync(file, 'utf8').replace('listen: { host: 127.0.0.1, port: 0 }', `listen: ${listen}`),
-  );
-  return file;
-}
-
-async function startNginxTls(upstreamPort: number, pki: ReturnType<typeof certificates>) {
-  const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-nginx-tls-'));
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  upstream up { server 127.0.0.1:${upstreamPort}; keepalive 64; }
-  ssl_session_cache shared:SSL:1m;
-  server { listen 127.0.0.1:${port} ssl; ssl_certificate ${pki.cert}; ssl_certificate_key ${pki.key};
-    ssl_protocols TLSv1.2 TLSv1.3;
-    location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; } }
-}
-`,
-  );
-  const [command, args] = pinned('measured', 'nginx', ['-p', dir, '-c', join(dir, 'nginx.conf')]);
-  const child = spawn(command, args, { stdio: 'ignore' });
-  children.push(child);
-  gentle.add(child);
-  await new Promise((r) => setTimeout(r, 500));
-  return { port, pid: child.pid ?? 0 };
-}
+/** leadgate with these `listen:` fields, its access log on errors only (nginx's is off). */
+const leadgate = (upstreamPort: number, listen?: string) => {
+  const config = writeBenchConfig({ upstreamPort, engine: 'undici', logRequests: 'errors', listen });
+  return start([MAIN, 'serve', '--config', config]);
+};
 
 type Send = () => Promise<number>;
 
@@ -151,16 +93,20 @@ function plainSender(port: number, proxyHeader: boolean): Send {
 
 async function main(): Promise<void> {
   const upstream = await start([here('upstream.js')], {}, 'free');
-  const pki = certificates();
-  const ca = readFileSync(pki.ca, 'utf8');
-  const tlsListen = `{ host: 127.0.0.1, port: 0, tls: { cert_file: ${pki.cert}, key_file: ${pki.key} } }`;
-  const leadgate = await start([MAIN, 'serve', '--config', leadgateConfig(upstream.port, tlsListen)]);
-  const nginx = await startNginxTls(upstream.port, pki).catch(() => null);
+  const pki = makePki();
+  const tls = pki.server('tls');
+  const ca = readFileSync(pki.caCert, 'utf8');
+  const lg = await leadgate(upstream.port, `tls: { cert_file: ${tls.cert}, key_file: ${tls.key} }`);
+  const nginx = await startNginx(upstream.port, {
+    http: 'access_log off; ssl_session_cache shared:SSL:1m;',
+    listen: ' ssl',
+    server: `ssl_certificate ${tls.cert}; ssl_certificate_key ${tls.key}; ssl_protocols TLSv1.2 TLSv1.3;`,
+  });
   const rows: string[] = [];
   const row = (name: string, r: { us: number; failed: number }) =>
     rows.push(`| ${name} | ${r.us.toFixed(0)} | ${r.failed} |`);
   const targets = [
-    { name: 'leadgate TLS', port: leadgate.port, pid: leadgate.child.pid ?? 0 },
+    { name: 'leadgate TLS', port: lg.port, pid: lg.child.pid ?? 0 },
     ...(nginx === null ? [] : [{ name: 'nginx TLS', port: nginx.port, pid: nginx.pid }]),
   ];
   for (const t of targets) {
@@ -172,18 +118,8 @@ async function main(): Promise<void> {
     const full = new https.Agent({ keepAlive: false, maxCachedSessions: 0, ca });
     row(`${t.name}, new connection, resumption off`, await measure(t.pid, httpsSender(t.port, ca, full)));
   }
-  const plain = await start([
-    MAIN,
-    'serve',
-    '--config',
-    leadgateConfig(upstream.port, '{ host: 127.0.0.1, port: 0 }'),
-  ]);
-  const proxied = await start([
-    MAIN,
-    'serve',
-    '--config',
-    leadgateConfig(upstream.port, '{ host: 127.0.0.1, port: 0, proxy_protocol: { from: [127.0.0.1] } }'),
-  ]);
+  const plain = await leadgate(upstream.port);
+  const proxied = await leadgate(upstream.port, 'proxy_protocol: { from: [127.0.0.1] }');
   const without = await measure(plain.child.pid ?? 0, plainSender(plain.port, false));
   const withHeader = await measure(proxied.child.pid ?? 0, plainSender(proxied.port, true));
   row('leadgate plain, new connection per request', without);
