@@ -1,15 +1,12 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
 import { hasWrk } from './load.js';
 import { median } from './median.js';
 import { recordedClients } from './mix/mix.js';
 import { pinningNote, pinSelf } from './pin.js';
-import { start, stopAll } from './process.js';
+import { benchFile, serve as leadgate, MAIN, start, startUpstream, stopAll } from './process.js';
 import { measure, type Target } from './rounds.js';
-import { buildRef, ROOT } from './worktree.js';
+import { buildRef, writeResults } from './worktree.js';
 
 /**
  * `npm run bench:ab -- <git-ref>`: this checkout (A) against another ref (B), built in a temporary
@@ -25,7 +22,6 @@ const num = (name: string, fallback: number) => Number(process.env[name] ?? fall
 const ROUNDS = num('AB_ROUNDS', 15);
 const SECONDS = num('AB_SECONDS', 2);
 const CONNECTIONS = num('AB_CONNECTIONS', 50);
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const MIX = process.env.AB_MIX === '1' ? recordedClients() : undefined;
 
 /** The five targets, by the names the rounds are kept under. */
@@ -34,24 +30,25 @@ type Name = (typeof NAMES)[number];
 type Round = Record<Name, number>;
 
 async function startTargets(refMain: string): Promise<Target[]> {
-  const upstream = await start([here('./upstream.js')], {}, 'load');
-  const target = async (name: Name, args: string[]): Promise<Target> => {
-    const p = await start(args);
+  const upstream = await startUpstream();
+  const target = async (name: Name, started: ReturnType<typeof start>): Promise<Target> => {
+    const p = await started;
     const headers = () => ({ 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN });
-    return { name, port: p.port, pid: p.child.pid ?? 0, path: '/api/v2/merchant/orders', headers, mix: MIX };
+    return { name, port: p.port, pid: p.pid, path: '/api/v2/merchant/orders', headers, mix: MIX };
   };
-  const serve = (name: Name, main: string, limited: boolean) => {
+  const token = (name: Name, main: string, limited: boolean) => {
     const rateLimit = limited ? { redisPort: null } : undefined;
-    const config = writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', rateLimit });
-    return target(name, [main, 'serve', '--config', config]);
+    return target(
+      name,
+      leadgate(writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', rateLimit }), { main }),
+    );
   };
-  const main = here('../src/main.js');
   return [
-    await target('bare', [here('./bare-undici.js'), String(upstream.port)]),
-    await serve('a', main, false),
-    await serve('b', refMain, false),
-    await serve('aLimited', main, true),
-    await serve('bLimited', refMain, true),
+    await target('bare', start([benchFile('./bare-undici.js'), String(upstream.port)])),
+    await token('a', MAIN, false),
+    await token('b', refMain, false),
+    await token('aLimited', MAIN, true),
+    await token('bLimited', refMain, true),
   ];
 }
 
@@ -111,9 +108,7 @@ function report(ref: string, commit: string, rounds: Round[], fewest: number) {
     );
   const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${hasWrk ? 'wrk' : 'autocannon'}; ${pinningNote}`;
   console.log(machine);
-  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-  const json = { when: new Date().toISOString(), ref, commit, machine, rounds };
-  writeFileSync(join(ROOT, 'bench/results/ab.json'), `${JSON.stringify(json, null, 2)}\n`);
+  writeResults('ab.json', { when: new Date().toISOString(), ref, commit, machine, rounds });
 }
 
 async function main() {

@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { startGateway } from '../src/gateway.js';
 import { createLogger } from '../src/observability/log.js';
@@ -11,7 +10,7 @@ import { serve } from '../test/helpers/process.js';
 import { cpuMicros } from './cpu.js';
 import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
 import { runLoad } from './load.js';
-import { start, stopAll } from './process.js';
+import { benchFile, serve as leadgate, startUpstream, stopAll } from './process.js';
 
 /**
  * `npm run bench:config [-- --million]`: issue 10's targets for large key tables, measured, not
@@ -21,8 +20,7 @@ import { start, stopAll } from './process.js';
  * per key, the longest event-loop pause and the latency of a steady 200 req/s token load during a
  * reload, and token-path throughput with 10, 10,000 and 100,000 keys and 1,000 `origin_ips`.
  */
-const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
-const LOAD = fileURLToPath(new URL('./config-load.js', import.meta.url));
+const LOAD = benchFile('./config-load.js');
 const WORKER = new URL('../src/config/load-worker.js', import.meta.url);
 const HEADERS = { 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN };
 const ADDED_KEY =
@@ -33,7 +31,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main() {
   step('starting the bench upstream');
-  const upstream = await start([fileURLToPath(new URL('./upstream.js', import.meta.url))], {}, 'load');
+  const upstream = await startUpstream();
   const soak = (keys: number) =>
     writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', extraKeys: keys, keyShape: 'soak' });
   const out: Record<string, unknown> = {};
@@ -168,7 +166,7 @@ async function throughput(upstreamPort: number) {
   ] as const;
   for (const [name, keys] of runs) {
     const path = writeBenchConfig({ upstreamPort, engine: 'undici', ...keys });
-    const gw = await start([MAIN, 'serve', '--config', path], { LEADGATE_WATCH: '0' });
+    const gw = await leadgate(path, { env: { LEADGATE_WATCH: '0' } });
     const url = `http://127.0.0.1:${gw.port}/api/v2/merchant/orders`;
     await runLoad({ url, headers: HEADERS, connections: 50, seconds: 2 });
     rps[`rps_${name}`] = Math.round(

@@ -50,12 +50,9 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /**
- * wrk in a child process, awaited: this process's event loop runs on while it does. The servers
- * under test write their log lines to pipes this process reads (process.ts), as a log shipper
- * would. With the loop blocked for the whole run (spawnSync, until e8fad9b), nothing read
- * them: a leadgate's log write waited in the thread pool, its lines queued in memory, and after
- * 16 MiB they were dropped (4 runs of 3 s: 68,515 of 129,423 lines, by
- * `leadgate_log_lines_dropped_total`; none since).
+ * wrk in a child process, awaited: this process goes on reading the log lines the servers under
+ * test write to its pipes, as a log shipper would (why: "Log lines read as they are written" in
+ * bench/README.md).
  */
 async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const script = writeRequestScript(spec);
@@ -91,11 +88,9 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /**
- * A wrk script that sends `spec`'s GET as one fixed string: the same bytes, header order included,
- * on every connection of every run. wrk's own `-H` headers come out in another order in each wrk
- * process (a Lua table's order; Host moves too), and each new order is a new hidden class of
- * `req.headers` in the process under test, so what V8 compiled there depended on the orders its
- * runs drew: two bare proxies of one build sat ~15 µs per request apart for a whole bench run.
+ * A wrk script that sends `spec`'s GET as one fixed string, header order included, on every
+ * connection of every run, or `spec.requests` in turn (why: "One request, byte for byte" in
+ * bench/README.md; wrk's own `-H` headers come out in another order in each wrk process).
  */
 function writeRequestScript(spec: LoadSpec): { file: string; remove: () => void } {
   const url = new URL(spec.url);

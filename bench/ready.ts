@@ -1,11 +1,10 @@
 import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { cpuMicros } from './cpu.js';
 import { writeBenchConfig } from './fixture.js';
 import { median } from './median.js';
-import { start, stopAll } from './process.js';
+import { MAIN, serve, stopAll } from './process.js';
 import { buildRef } from './worktree.js';
 
 /**
@@ -27,9 +26,9 @@ interface Start {
 /** One start of `main` on `config`, on every core, to its ready line; killed once it is ready. */
 async function startOnce(main: string, config: string): Promise<Start> {
   const t0 = performance.now();
-  const { child } = await start([main, 'serve', '--config', config], { LEADGATE_WATCH: '0' }, 'free');
+  const { child, pid } = await serve(config, { main, env: { LEADGATE_WATCH: '0' }, role: 'free' });
   const wallMs = performance.now() - t0;
-  const cpuMs = cpuMicros(child.pid ?? 0) / 1000;
+  const cpuMs = cpuMicros(pid) / 1000;
   child.kill('SIGKILL');
   return { wallMs, cpuMs };
 }
@@ -52,7 +51,7 @@ async function main() {
   const builds = [
     {
       name: 'A (this checkout)',
-      main: fileURLToPath(new URL('../src/main.js', import.meta.url)),
+      main: MAIN,
       starts: [] as Start[],
     },
   ];

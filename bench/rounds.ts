@@ -12,12 +12,7 @@ export interface Proc {
 
 export interface Target extends Proc {
   readonly name: string;
-  /**
-   * More processes serving the same, started the same way: round r measures process r mod n.
-   * One process can sit a few µs per request above or below another of the same build for its
-   * whole life (where its heap and code landed, what V8 compiled), so a verdict row is not left to
-   * one process's luck.
-   */
+  /** More processes serving the same, started alike: round r measures process r mod n. */
   readonly also?: readonly Proc[];
   readonly path: string;
   headers(): Record<string, string>;
@@ -82,9 +77,8 @@ export const processes = (t: Target): Target[] => [t, ...(t.also ?? []).map((p) 
 
 /**
  * `t` and its control on `t`'s process in four slices of half a round each, A B B A (B A A B in
- * even rounds), each side's CPU summed over its two slices. A pair measured on two processes keeps
- * the processes' difference (up to ~10 µs per request for their whole life) and the host's swing
- * between their runs; here neither is in the difference.
+ * even rounds), each side's CPU summed over its two slices ("The policy's cost read within its own
+ * processes" in bench/README.md).
  */
 async function abba(t: Target, round: number, connections: number, seconds: number) {
   const control = t.control as NonNullable<Target['control']>;
@@ -125,10 +119,7 @@ export async function measure(targets: readonly Target[], o: RoundsOptions): Pro
   const runs = new Map<string, Run[]>(
     targets.flatMap((t) => [t.name, ...(t.control ? [t.control.name] : [])]).map((n) => [n, []]),
   );
-  // Warm-up: load runs per target, each with new connections as the rounds have. V8 deoptimises
-  // and recompiles the request path the first times a run's connections close mid-request
-  // (--trace-opt, token path: 840 ms compiling in the first 2-s run, 50–170 ms in runs 6 to 9,
-  // then little): counted before, that was noise of several µs per request.
+  // Warm-up: load runs with new connections each ("A warm-up that includes connection churn").
   for (let i = 0; i < o.warmup; i++)
     for (const t of targets) for (const p of processes(t)) await once(p, o.connections, o.seconds);
   for (let round = 1; round <= o.rounds; round++) {

@@ -1,6 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import { leadDigest } from '../src/client/index.js';
 import { freePort } from '../test/helpers/optional.js';
 import { hasRedis, launchRedis } from '../test/helpers/redis.js';
@@ -10,10 +8,11 @@ import { median, middleHalf } from './median.js';
 import { recordedClients } from './mix/mix.js';
 import { startNginx } from './nginx.js';
 import { pinned, pinningNote, pinSelf } from './pin.js';
-import { children, start, stopAll } from './process.js';
+import { benchFile, children, serve, start, startUpstream, stopAll } from './process.js';
 import { pipelineCost, seedRevocations } from './revocations.js';
 import { type Measured, measure, once, type Proc, processes, type Target } from './rounds.js';
 import { type Beside, beside } from './side-by-side.js';
+import { writeResults } from './worktree.js';
 
 /**
  * `npm run bench`: everything on 127.0.0.1, one run, targets interleaved over several rounds.
@@ -36,8 +35,6 @@ if (!Number.isInteger(PROCESSES) || PROCESSES < 1)
   throw new Error('BENCH_PROCESSES must be a whole number of at least 1');
 const ROUND_OPTIONS = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, prime: PRIME };
 
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const MAIN = here('../src/main.js');
 const API = '/api/v2/merchant/orders';
 
 const BARE = 'bare undici proxy (Pool.stream, 15 lines)';
@@ -71,12 +68,8 @@ function context() {
     let p: Promise<T> | undefined;
     return () => (p ??= f());
   };
-  const proc = (p: { port: number; child: { pid?: number | undefined } }) => ({
-    port: p.port,
-    pid: p.child.pid ?? 0,
-  });
-  const upstream = once(async () => proc(await start([here('./upstream.js')], {}, 'load')));
-  const collector = once(async () => proc(await start([here('./otlp-sink.js')], {}, 'load')));
+  const upstream = once(startUpstream);
+  const collector = once(() => start([benchFile('./otlp-sink.js')], {}, 'load'));
   const redis = once(async () => {
     if (!hasRedis) {
       process.stderr.write('  redis-server not installed: its rows are left out (Debian: redis-server)\n');
@@ -93,8 +86,8 @@ function context() {
     writeBenchConfig({ upstreamPort: (await upstream()).port, engine: 'undici', ...o });
   /** A bench proxy of its own, given the upstream's port. */
   const node = async (file: string, ...args: string[]) =>
-    proc(await start([here(file), ...args, String((await upstream()).port)]));
-  const lg = async (o: BenchConfig = {}) => proc(await start([MAIN, 'serve', '--config', await config(o)]));
+    start([benchFile(file), ...args, String((await upstream()).port)]);
+  const lg = async (o: BenchConfig = {}) => serve(await config(o));
   const traced = async (ratio: number) =>
     lg({ tracing: { endpoint: `http://127.0.0.1:${(await collector()).port}/v1/traces`, ratio } });
   const withRedis = async (o: (port: number) => BenchConfig) => {
@@ -188,10 +181,7 @@ const ROWS: readonly Row[] = [
   // two workers on one core would say nothing: this one runs on every core
   {
     name: WORKERS_2,
-    start: async (c) => {
-      const p = await start([MAIN, 'serve', '--config', await c.config({ workers: 2 })], {}, 'free');
-      return { port: p.port, pid: p.child.pid ?? 0 };
-    },
+    start: async (c) => serve(await c.config({ workers: 2 }), { role: 'free' }),
     ...storefront,
   },
   { name: TRACED_ALL, start: (c) => c.traced(1), ...storefront },
@@ -449,8 +439,7 @@ async function main() {
     side_by_side: besideJson(besides),
     latency_added_over_direct: latency,
   };
-  mkdirSync(here('../../bench/results'), { recursive: true });
-  writeFileSync(here('../../bench/results/latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeResults('latest.json', report);
   print(rows, latency);
   printVerdicts(rows, results, besides);
   console.log(

@@ -1,12 +1,7 @@
 /**
  * Two processes measured side by side: both on the measured core at the same time, each loaded by
- * its own load generator for the same seconds. Measured one after the other, two runs a few
- * seconds apart meet different hosts: on two shared vCPUs the CPU per request of one process moves
- * by ±30 µs from one 2-s run to the next, and the difference of two such runs with it. Side by
- * side, whatever the host does in those seconds it does to both. The price: the two share the
- * core and its caches, so each costs more per request than it does alone, and the one that serves
- * fewer requests per time slice (the slower) pays more of that per request; the difference comes
- * out larger than it is alone, not smaller.
+ * its own load generator for the same seconds, so that whatever the host does in those seconds it
+ * does to both (why, and the price: "The token verdict side by side" in bench/README.md).
  */
 
 /** One load run on one process, as the bench measures it (run.ts's `once`). */

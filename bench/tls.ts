@@ -2,12 +2,11 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { makePki } from '../test/helpers/certs.js';
 import { cpuMicros } from './cpu.js';
 import { SERVER_KEY, writeBenchConfig } from './fixture.js';
 import { startNginx } from './nginx.js';
-import { start, stopAll } from './process.js';
+import { serve, startUpstream, stopAll } from './process.js';
 
 /**
  * `npm run bench:tls` (issue 49, CONTRACT §11): CPU per request of leadgate's TLS listener against
@@ -19,15 +18,13 @@ import { start, stopAll } from './process.js';
  */
 const REQUESTS = Number(process.env.BENCH_TLS_REQUESTS ?? 1500);
 const CONCURRENCY = Number(process.env.BENCH_TLS_CONCURRENCY ?? 8);
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const MAIN = here('../src/main.js');
 const PATH = '/api/v2/merchant/orders';
 const HEADERS = { 'x-apikey': SERVER_KEY, 'x-source': 'web' };
 
 /** leadgate with these `listen:` fields, its access log on errors only (nginx's is off). */
 const leadgate = (upstreamPort: number, listen?: string) => {
   const config = writeBenchConfig({ upstreamPort, engine: 'undici', logRequests: 'errors', listen });
-  return start([MAIN, 'serve', '--config', config]);
+  return serve(config);
 };
 
 type Send = () => Promise<number>;
@@ -92,7 +89,7 @@ function plainSender(port: number, proxyHeader: boolean): Send {
 }
 
 async function main(): Promise<void> {
-  const upstream = await start([here('upstream.js')], {}, 'free');
+  const upstream = await startUpstream();
   const pki = makePki();
   const tls = pki.server('tls');
   const ca = readFileSync(pki.caCert, 'utf8');
@@ -106,7 +103,7 @@ async function main(): Promise<void> {
   const row = (name: string, r: { us: number; failed: number }) =>
     rows.push(`| ${name} | ${r.us.toFixed(0)} | ${r.failed} |`);
   const targets = [
-    { name: 'leadgate TLS', port: lg.port, pid: lg.child.pid ?? 0 },
+    { name: 'leadgate TLS', port: lg.port, pid: lg.pid },
     ...(nginx === null ? [] : [{ name: 'nginx TLS', port: nginx.port, pid: nginx.pid }]),
   ];
   for (const t of targets) {
@@ -120,8 +117,8 @@ async function main(): Promise<void> {
   }
   const plain = await leadgate(upstream.port);
   const proxied = await leadgate(upstream.port, 'proxy_protocol: { from: [127.0.0.1] }');
-  const without = await measure(plain.child.pid ?? 0, plainSender(plain.port, false));
-  const withHeader = await measure(proxied.child.pid ?? 0, plainSender(proxied.port, true));
+  const without = await measure(plain.pid, plainSender(plain.port, false));
+  const withHeader = await measure(proxied.pid, plainSender(proxied.port, true));
   row('leadgate plain, new connection per request', without);
   row('leadgate plain + PROXY v1 header, new connection per request', withHeader);
   process.stdout.write(
