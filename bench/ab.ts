@@ -37,7 +37,7 @@ async function startTargets(refMain: string): Promise<Target[]> {
     return { name, port: p.port, pid: p.pid, path: '/api/v2/merchant/orders', headers, mix: MIX };
   };
   const token = (name: Name, main: string, limited: boolean) => {
-    const rateLimit = limited ? { redisPort: null } : undefined;
+    const rateLimit = limited ? 'all' : undefined;
     return target(
       name,
       leadgate(writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', rateLimit }), { main }),

@@ -103,7 +103,7 @@ async function main() {
   try {
     const upstream = await startUpstream();
     const gateway = (limited: boolean) => {
-      const rateLimit = limited ? { redisPort: null } : undefined;
+      const rateLimit = limited ? 'all' : undefined;
       return [
         'serve',
         '--config',
