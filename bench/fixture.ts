@@ -22,8 +22,6 @@ export function writeBenchConfig(opts: {
   extraKeys?: number;
   originIps?: number;
   logRequests?: 'all' | 'errors' | 'none';
-  /** More fields of the `listen:` map, e.g. `tls: { ... }`. */
-  listen?: string;
   /** Tracing on, exporting to this OTLP traces URL at this sample ratio. */
   tracing?: { endpoint: string; ratio: number };
   /**
@@ -42,7 +40,7 @@ export function writeBenchConfig(opts: {
 }) {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-bench-'));
   const lines = [
-    `listen: { host: 127.0.0.1, port: 0${opts.listen ? `, ${opts.listen}` : ''} }`,
+    'listen: { host: 127.0.0.1, port: 0 }',
     'admin: { host: 127.0.0.1, port: 0 }',
     `upstream: { url: "http://127.0.0.1:${opts.upstreamPort}", engine: ${opts.engine} }`,
     'shutdown: { delay_s: 0, timeout_s: 1 }',

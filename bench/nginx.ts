@@ -9,15 +9,11 @@ import { children, gentle } from './process.js';
 
 /**
  * nginx with one worker on the measured core, proxying to the bench upstream over kept-alive
- * connections; `listen` and `server` are what its server { } adds (`ssl` and certificates for
- * TLS). Null, said on stderr, when nginx is not installed.
+ * connections. Null, said on stderr, when nginx is not installed.
  */
-export async function startNginx(
-  upstreamPort: number,
-  o: { listen?: string; server?: string; http?: string } = {},
-): Promise<{ port: number; pid: number } | null> {
+export async function startNginx(upstreamPort: number): Promise<{ port: number; pid: number } | null> {
   if (!hasNginx) {
-    process.stderr.write('  nginx not installed: its rows are left out (Debian: nginx-light)\n');
+    process.stderr.write('  nginx not installed: its row is left out (Debian: nginx-light)\n');
     return null;
   }
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-nginx-'));
@@ -27,9 +23,10 @@ export async function startNginx(
     `worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log warn;
 events { worker_connections 4096; }
 http {
-  upstream up { server 127.0.0.1:${upstreamPort}; keepalive 64; } ${o.http ?? `access_log ${dir}/access.log;`}
-  server { listen 127.0.0.1:${port}${o.listen ?? ''}; ${o.server ?? ''}
-    location / { proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; } }
+  access_log ${dir}/access.log;
+  upstream up { server 127.0.0.1:${upstreamPort}; keepalive 64; }
+  server { listen 127.0.0.1:${port}; location / {
+    proxy_pass http://up; proxy_http_version 1.1; proxy_set_header Connection ""; } }
 }
 `,
   );
