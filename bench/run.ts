@@ -296,7 +296,7 @@ async function latencyPass(targets: readonly Target[]) {
   process.stderr.write('latency pass: 1 connection\n');
   const names = [DIRECT, BARE, BARE_LOG, TOKEN_PATH];
   const single = await measure(
-    targets.filter((t) => names.includes(t.name)),
+    names.flatMap((n) => targets.filter((t) => t.name === n)),
     { ...ROUND_OPTIONS, seconds: Math.max(3, Math.round(SECONDS / 2)), connections: 1, warmup: 1 },
   );
   const direct = single.get(DIRECT);
