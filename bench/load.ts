@@ -1,7 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { pinned } from './pin.js';
 
 export interface LoadResult {
@@ -36,6 +37,7 @@ export const hasWrk = (() => {
   }
 })();
 
+const run = promisify(execFile);
 const UNIT: Record<string, number> = { us: 1, ms: 1000, s: 1_000_000 };
 const micros = (text: string | undefined): number => {
   const m = /([0-9.]+)(us|ms|s)/.exec(text ?? '');
@@ -58,22 +60,10 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const script = writeRequestScript(spec);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '--timeout', '5s'];
   const [command, argv] = pinned('load', 'wrk', [...args, '-s', script.file, spec.url]);
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'ignore'] });
-    let text = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      text += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), (spec.seconds + 30) * 1000);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', () => {
-      clearTimeout(timer);
-      resolve(text);
-    });
-  }).finally(script.remove);
+  const timeout = (spec.seconds + 30) * 1000;
+  const out = await run(command, argv, { timeout, encoding: 'utf8' })
+    .then((r) => r.stdout)
+    .finally(script.remove);
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? Number.NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+([0-9]+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);

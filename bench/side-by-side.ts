@@ -32,8 +32,10 @@ export function pairing(r: number, n: number, distinct = false): [number, number
 }
 
 /** `a` and `b` loaded at the same time, one run each. */
-async function together<S>(measure: MeasureRun<S>, a: S, b: S, seconds: number) {
-  const [ra, rb] = await Promise.all([measure(a, seconds), measure(b, seconds)]);
+async function together<S>(measure: MeasureRun<S>, a: S, b: S, seconds: number, bFirst = false) {
+  const both = (x: S, y: S) => Promise.all([measure(x, seconds), measure(y, seconds)]);
+  const [ra, rb] = bFirst ? (await both(b, a)).reverse() : await both(a, b);
+  if (ra === undefined || rb === undefined) throw new Error('a side-by-side run gave no result');
   return { a: ra.cpuUs, b: rb.cpuUs, errors: ra.errors + rb.errors };
 }
 
@@ -66,8 +68,7 @@ export async function beside<S>(
     const a = as[pair[0]] as S;
     const b = bs[pair[1]] as S;
     if (o.prime > 0) await together(measure, a, b, o.prime);
-    const m =
-      r % 2 === 0 ? await together(measure, a, b, o.seconds) : swap(await together(measure, b, a, o.seconds));
+    const m = await together(measure, a, b, o.seconds, r % 2 === 1);
     diffs.push(m.b - m.a);
     errors += m.errors;
     process.stderr.write(
@@ -76,5 +77,3 @@ export async function beside<S>(
   }
   return { diffs, errors };
 }
-
-const swap = (m: { a: number; b: number; errors: number }) => ({ a: m.b, b: m.a, errors: m.errors });
