@@ -1,16 +1,12 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { signLeadToken } from '../src/client/index.js';
-import { cpuMicros } from './cpu.js';
-import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
-import { hasWrk, runLoad } from './load.js';
+import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
+import { hasWrk } from './load.js';
 import { median } from './median.js';
-import { mixedRequests, recordedClients } from './mix/mix.js';
+import { recordedClients } from './mix/mix.js';
 import { pinningNote, pinSelf } from './pin.js';
-import { start, stopAll } from './process.js';
-import { buildRef, ROOT } from './worktree.js';
+import { benchFile, serve as leadgate, MAIN, start, startUpstream, stopAll } from './process.js';
+import { measure, type Target } from './rounds.js';
+import { buildRef, writeResults } from './worktree.js';
 
 /**
  * `npm run bench:ab -- <git-ref>`: this checkout (A) against another ref (B), built in a temporary
@@ -22,86 +18,48 @@ import { buildRef, ROOT } from './worktree.js';
  * AB_MIX=1 sends every target the recorded clients' requests in turn (mix/) instead of one fixed one.
  * Processes pinned as pin.ts says.
  */
-const ROUNDS = Number(process.env.AB_ROUNDS ?? 15);
-const SECONDS = Number(process.env.AB_SECONDS ?? 2);
-const CONNECTIONS = Number(process.env.AB_CONNECTIONS ?? 50);
-const WARMUP = Number(process.env.AB_WARMUP ?? 5);
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const MIX = process.env.AB_MIX === '1' ? recordedClients() : null;
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const ROUNDS = num('AB_ROUNDS', 15);
+const SECONDS = num('AB_SECONDS', 2);
+const CONNECTIONS = num('AB_CONNECTIONS', 50);
+const MIX = process.env.AB_MIX === '1' ? recordedClients() : undefined;
 
-interface Target {
-  readonly name: string;
-  readonly port: number;
-  readonly pid: number;
-}
+/** The five targets, by the names the rounds are kept under. */
+const NAMES = ['bare', 'a', 'aLimited', 'b', 'bLimited'] as const;
+type Name = (typeof NAMES)[number];
+type Round = Record<Name, number>;
 
-const token = signLeadToken(SECRET, 'lead-1');
-const HEADERS = { 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': token };
-
-/** CPU µs per request of one bounded load run against `t`; the fewest requests any run served. */
-let fewest = Number.POSITIVE_INFINITY;
-async function cpuPerRequest(t: Target, seconds: number): Promise<number> {
-  const before = cpuMicros(t.pid);
-  const r = await runLoad({
-    url: `http://127.0.0.1:${t.port}/api/v2/merchant/orders`,
-    headers: HEADERS,
-    ...(MIX === null
-      ? {}
-      : { requests: mixedRequests(MIX, { host: `127.0.0.1:${t.port}`, apikey: STOREFRONT_KEY, token }) }),
-    connections: CONNECTIONS,
-    seconds,
-  });
-  if (r.errors > 0) throw new Error(`${t.name}: ${r.errors} requests failed`);
-  fewest = Math.min(fewest, r.rps);
-  return (cpuMicros(t.pid) - before) / r.requests;
-}
-
-async function startTargets(refMain: string) {
-  const upstream = await start([here('./upstream.js')], {}, 'load');
-  const serve = async (name: string, main: string, limited: boolean): Promise<Target> => {
-    const config = writeBenchConfig({
-      upstreamPort: upstream.port,
-      engine: 'undici',
-      ...(limited ? { rateLimit: { redisPort: null } } : {}),
-    });
-    const p = await start([main, 'serve', '--config', config]);
-    return { name, port: p.port, pid: p.child.pid ?? 0 };
+async function startTargets(refMain: string): Promise<Target[]> {
+  const upstream = await startUpstream();
+  const target = async (name: Name, started: ReturnType<typeof start>): Promise<Target> => {
+    const p = await started;
+    const headers = () => ({ 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN });
+    return { name, port: p.port, pid: p.pid, path: '/api/v2/merchant/orders', headers, mix: MIX };
   };
-  const bare = await start([here('./bare-undici.js'), String(upstream.port)]);
-  const here_ = here('../src/main.js');
-  return {
-    bare: { name: 'bare undici proxy', port: bare.port, pid: bare.child.pid ?? 0 },
-    a: await serve('A token', here_, false),
-    b: await serve('B token', refMain, false),
-    aLimited: await serve('A token + 1 policy', here_, true),
-    bLimited: await serve('B token + 1 policy', refMain, true),
-  };
-}
-
-type Targets = Awaited<ReturnType<typeof startTargets>>;
-type Round = Record<keyof Targets, number>;
-
-async function measure(targets: Targets): Promise<Round[]> {
-  const names = Object.keys(targets) as Array<keyof Targets>;
-  // Warm-up: WARMUP runs per target, new connections each time, as in run.ts (why: there).
-  for (let i = 0; i < WARMUP; i++) for (const n of names) await cpuPerRequest(targets[n], SECONDS);
-  fewest = Number.POSITIVE_INFINITY; // the warning is about the counted runs
-  const rounds: Round[] = [];
-  for (let i = 1; i <= ROUNDS; i++) {
-    // Each build's token path and its policy run back to back (the pair read within a round);
-    // A before B in odd rounds, B before A in even ones: neither always runs second.
-    const order: Array<keyof Targets> =
-      i % 2 === 1 ? ['bare', 'a', 'aLimited', 'b', 'bLimited'] : ['bare', 'b', 'bLimited', 'a', 'aLimited'];
-    const round = {} as Round;
-    for (const n of order) round[n] = await cpuPerRequest(targets[n], SECONDS);
-    rounds.push(round);
-    const f = (x: number) => x.toFixed(1).padStart(6);
-    process.stdout.write(
-      `round ${i}: bare ${f(round.bare)} | token A ${f(round.a)} B ${f(round.b)} A−B ${f(round.a - round.b)} | ` +
-        `+1 policy A ${f(round.aLimited)} B ${f(round.bLimited)} A−B ${f(round.aLimited - round.bLimited)}  (µs CPU/req)\n`,
+  const token = (name: Name, main: string, limited: boolean) => {
+    const rateLimit = limited ? 'all' : undefined;
+    return target(
+      name,
+      leadgate(writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', rateLimit }), { main }),
     );
-  }
-  return rounds;
+  };
+  return [
+    await target('bare', start([benchFile('./bare-undici.js'), String(upstream.port)])),
+    await token('a', MAIN, false),
+    await token('b', refMain, false),
+    await token('aLimited', MAIN, true),
+    await token('bLimited', refMain, true),
+  ];
+}
+
+/**
+ * Each build's token path and its policy run back to back (the pair read within a round); A before
+ * B in odd rounds, B before A in even ones: neither always runs second.
+ */
+function order(round: number, targets: readonly Target[]): Target[] {
+  const names: Name[] =
+    round % 2 === 1 ? ['bare', 'a', 'aLimited', 'b', 'bLimited'] : ['bare', 'b', 'bLimited', 'a', 'aLimited'];
+  return names.map((n) => targets.find((t) => t.name === n) as Target);
 }
 
 /** The median of a per-round difference, with the lowest and highest round. */
@@ -113,7 +71,13 @@ function spread(rounds: Round[], of: (r: Round) => number) {
 const show = (s: ReturnType<typeof spread>) =>
   `${s.median.toFixed(1)} µs (rounds ${s.min.toFixed(1)} to ${s.max.toFixed(1)})`;
 
-function report(ref: string, commit: string, rounds: Round[]) {
+function report(ref: string, commit: string, rounds: Round[], fewest: number) {
+  const f = (x: number) => x.toFixed(1).padStart(6);
+  for (const [i, r] of rounds.entries())
+    console.log(
+      `round ${i + 1}: bare ${f(r.bare)} | token A ${f(r.a)} B ${f(r.b)} A−B ${f(r.a - r.b)} | ` +
+        `+1 policy A ${f(r.aLimited)} B ${f(r.bLimited)} A−B ${f(r.aLimited - r.bLimited)}  (µs CPU/req)`,
+    );
   const ab = spread(rounds, (r) => r.a - r.b);
   const abLimited = spread(rounds, (r) => r.aLimited - r.bLimited);
   const overBare = spread(rounds, (r) => r.a - r.bare);
@@ -127,16 +91,16 @@ function report(ref: string, commit: string, rounds: Round[]) {
         : 'no difference beyond the rounds’ spread';
   console.log(
     `\nA = this checkout, B = ${ref} (${commit.slice(0, 7)}); ${ROUNDS} rounds × ${SECONDS} s, ${CONNECTIONS} connections` +
-      (MIX === null ? '' : `; mixed clients (${MIX.clients.length} recorded, AB_MIX=1)`),
+      (MIX === undefined ? '' : `; mixed clients (${MIX.clients.length} recorded, AB_MIX=1)`),
   );
   console.log(`token path, A − B: ${show(ab)}: ${change(ab)}`);
   console.log(`token path + 1 in-memory policy, A − B: ${show(abLimited)}: ${change(abLimited)}`);
   console.log(`token path over bare undici: A ${show(overBare)}; B ${show(refOverBare)}`);
   console.log(`1 in-memory rate-limit policy over no policy, A: ${show(policy)}`);
-  const unreliable = fewest < 2000 ? ' (unreliable: see the warning below)' : '';
+  const met = (x: number, target: number) => `target ≤ ${target} µs: ${x <= target ? 'met' : 'not met'}`;
   console.log(
-    `verdict${unreliable}: A's token path is ${overBare.median.toFixed(1)} µs CPU per request over bare undici (target ≤ 10 µs: ${overBare.median <= 10 ? 'met' : 'not met'}); ` +
-      `one in-memory policy adds ${policy.median.toFixed(1)} µs (target ≤ 3 µs: ${policy.median <= 3 ? 'met' : 'not met'})`,
+    `verdict${fewest < 2000 ? ' (unreliable: see the warning below)' : ''}: A's token path is ${overBare.median.toFixed(1)} µs CPU per request over bare undici (${met(overBare.median, 10)}); ` +
+      `one in-memory policy adds ${policy.median.toFixed(1)} µs (${met(policy.median, 3)})`,
   );
   if (fewest < 2000)
     console.log(
@@ -144,11 +108,7 @@ function report(ref: string, commit: string, rounds: Round[]) {
     );
   const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${hasWrk ? 'wrk' : 'autocannon'}; ${pinningNote}`;
   console.log(machine);
-  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(
-    join(ROOT, 'bench/results/ab.json'),
-    `${JSON.stringify({ when: new Date().toISOString(), ref, commit, machine, rounds }, null, 2)}\n`,
-  );
+  writeResults('ab.json', { when: new Date().toISOString(), ref, commit, machine, rounds });
 }
 
 async function main() {
@@ -158,7 +118,16 @@ async function main() {
   pinSelf();
   try {
     const targets = await startTargets(built.main);
-    report(ref, built.commit, await measure(targets));
+    const o = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, warmup: num('AB_WARMUP', 5) };
+    const results = await measure(targets, { ...o, prime: 0, order });
+    const failed = [...results].filter(([, m]) => m.errors > 0);
+    if (failed.length > 0)
+      throw new Error(failed.map(([n, m]) => `${n}: ${m.errors} requests failed`).join('; '));
+    const of = (n: Name) => results.get(n)?.cpuRounds ?? [];
+    const rounds = of('bare').map(
+      (_, i) => Object.fromEntries(NAMES.map((n) => [n, of(n)[i] ?? Number.NaN])) as Round,
+    );
+    report(ref, built.commit, rounds, Math.min(...[...results.values()].map((m) => m.minRps)));
   } finally {
     stopAll();
     built.remove();

@@ -8,11 +8,11 @@ import { Pool } from 'undici';
  * The floor issue 14 names: a bare undici proxy in ~15 lines (`Pool.stream`, hop-by-hop headers
  * stripped, bodies streamed), no auth, no log, no metrics. With `log`, it also writes one pino
  * line per request and one header each way (x-request-id): the least any gateway that logs
- * does. `node bare-undici.js UPSTREAM_PORT [log]`
+ * does. `node bare-undici.js [log] UPSTREAM_PORT`
  */
-const [port = '0', mode = ''] = process.argv.slice(2);
+const port = process.argv.at(-1) ?? '0';
 const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 256, pipelining: 1 });
-const logger = mode === 'log' ? pino(pino.destination({ dest: 1, sync: false })) : null;
+const logger = process.argv.includes('log') ? pino(pino.destination({ dest: 1, sync: false })) : null;
 const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'host']);
 const strip = (h: http.IncomingHttpHeaders) =>
   Object.fromEntries(Object.entries(h).filter(([k, v]) => v !== undefined && !HOP.has(k))) as Record<

@@ -2,10 +2,13 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { signLeadToken } from '../src/client/index.js';
 
 export const SERVER_KEY = 'sk_bench_server_00000000000001';
 export const STOREFRONT_KEY = 'sk_bench_storefront_000000002';
 export const SECRET = 'bench-signing-secret-0000000001';
+/** The lead token every token-path request carries. */
+export const TOKEN = signLeadToken(SECRET, 'lead-1');
 /** A second STOREFRONT key, named `storefront-limited`: the only key a `limitedKeyOnly` policy names. */
 export const LIMITED_KEY = 'sk_bench_storefront_limited_03';
 
@@ -22,13 +25,13 @@ export function writeBenchConfig(opts: {
   /** Tracing on, exporting to this OTLP traces URL at this sample ratio. */
   tracing?: { endpoint: string; ratio: number };
   /**
-   * One rate-limit policy (per key, never reached), in memory or on the Redis at this port; with
-   * `limitedKeyOnly`, for {@link LIMITED_KEY} alone, so that `storefront` is served without it.
+   * One rate-limit policy (per key, never reached), for every key or (`limited`) for
+   * {@link LIMITED_KEY} alone, so that `storefront` is served without it.
    */
-  rateLimit?: { redisPort: number | null; limitedKeyOnly?: boolean };
+  rateLimit?: 'all' | 'limited' | undefined;
   workers?: number;
-  /** `state.redis` at this port, for the revocation set it holds (no policy: the token path only). */
-  revocationsRedisPort?: number;
+  /** `state.redis` at this port: the policy's counters (in memory without) and the revocation set. */
+  redisPort?: number;
   /**
    * The shape of the `extraKeys`: `plain` (WRITE, one secret, nothing else: the request-path
    * runs) or `soak` (what a reviewed 100,000-key config holds: see {@link soakKey}).
@@ -46,15 +49,12 @@ export function writeBenchConfig(opts: {
     ...(opts.workers ? [`workers: ${opts.workers}`] : []),
     ...(opts.rateLimit
       ? [
-          `rate_limits: { policies: [{ name: bench, by: key, limit: 1000000000, window_s: 1${opts.rateLimit.limitedKeyOnly ? ', keys: [storefront-limited]' : ''} }] }`,
-          ...(opts.rateLimit.redisPort === null
-            ? []
-            : [`state: { redis: { url: "redis://127.0.0.1:${opts.rateLimit.redisPort}", timeout_ms: 50 } }`]),
+          `rate_limits: { policies: [{ name: bench, by: key, limit: 1000000000, window_s: 1${opts.rateLimit === 'limited' ? ', keys: [storefront-limited]' : ''} }] }`,
         ]
       : []),
-    ...(opts.revocationsRedisPort === undefined
-      ? []
-      : [`state: { redis: { url: "redis://127.0.0.1:${opts.revocationsRedisPort}", timeout_ms: 50 } }`]),
+    ...(opts.redisPort
+      ? [`state: { redis: { url: "redis://127.0.0.1:${opts.redisPort}", timeout_ms: 50 } }`]
+      : []),
     ...(opts.tracing
       ? [`tracing: { otlp_endpoint: "${opts.tracing.endpoint}", sample_ratio: ${opts.tracing.ratio} }`]
       : []),
@@ -69,7 +69,7 @@ export function writeBenchConfig(opts: {
   lines.push(
     `  - { name: storefront, key: "${STOREFRONT_KEY}", access_type: READ, purpose: STOREFRONT, signing_secret: "${SECRET}"${origin} }`,
   );
-  if (opts.rateLimit?.limitedKeyOnly)
+  if (opts.rateLimit === 'limited')
     lines.push(
       `  - { name: storefront-limited, key: "${LIMITED_KEY}", access_type: READ, purpose: STOREFRONT, signing_secret: "${SECRET}" }`,
     );

@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { signLeadToken } from '../src/client/index.js';
-import { SECRET, STOREFRONT_KEY, writeBenchConfig } from './fixture.js';
-import { start, stopAll } from './process.js';
-import { buildRef, ROOT } from './worktree.js';
+import { ask } from '../test/helpers/client.js';
+import { runs } from '../test/helpers/optional.js';
+import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
+import { benchFile, MAIN, start, startUpstream, stopAll } from './process.js';
+import { buildRef, writeResults } from './worktree.js';
 
 /**
  * `npm run bench:instr [-- <git-ref>]`: instructions per request, counted by valgrind's callgrind,
@@ -22,12 +22,7 @@ import { buildRef, ROOT } from './worktree.js';
 const WARMUP = Number(process.env.INSTR_WARMUP ?? 3000);
 const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 2000);
 const CONNECTIONS = 50;
-const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const HEADERS = {
-  'x-apikey': STOREFRONT_KEY,
-  'x-source': 'web',
-  'x-leadtoken': signLeadToken(SECRET, 'lead-1'),
-};
+const HEADERS = { 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN };
 
 /** Instructions per request: all threads, and the part in V8's optimising compiler. */
 interface Count {
@@ -39,26 +34,13 @@ interface Count {
 async function drive(port: number, n: number): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
   let next = 0;
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.get({
-        host: '127.0.0.1',
-        port,
-        path: '/api/v2/merchant/orders',
-        headers: HEADERS,
-        agent,
-      });
-      req.on('error', reject);
-      req.on('response', (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${res.statusCode}`))));
-      });
-    });
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (next++ < n) await one();
-    }),
-  );
+  const loop = async () => {
+    while (next++ < n) {
+      const r = await ask(port, { path: '/api/v2/merchant/orders', headers: HEADERS, agent });
+      if (r.status !== 200) throw new Error(`${r.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, loop));
   agent.destroy();
 }
 
@@ -113,35 +95,25 @@ async function count(name: string, args: string[]): Promise<Count> {
 
 const fmt = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
-function hasValgrind(): boolean {
-  try {
-    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function main() {
-  if (!hasValgrind()) throw new Error('bench:instr needs valgrind (Debian: apt-get install valgrind)');
+  if (!runs('valgrind', ['--version']))
+    throw new Error('bench:instr needs valgrind (Debian: apt-get install valgrind)');
   const ref = process.argv[2];
   const built = ref === undefined ? null : buildRef(ref);
   try {
-    const upstream = await start([here('./upstream.js')], {}, 'load');
-    const gateway = (limited: boolean) => [
-      'serve',
-      '--config',
-      writeBenchConfig({
-        upstreamPort: upstream.port,
-        engine: 'undici',
-        ...(limited ? { rateLimit: { redisPort: null } } : {}),
-      }),
-    ];
-    const mainA = here('../src/main.js');
+    const upstream = await startUpstream();
+    const gateway = (limited: boolean) => {
+      const rateLimit = limited ? 'all' : undefined;
+      return [
+        'serve',
+        '--config',
+        writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', rateLimit }),
+      ];
+    };
     process.stderr.write(`counting: ${WARMUP} requests to warm up, ${REQUESTS} counted, per target\n`);
-    const bare = await count('bare undici proxy', [here('./bare-undici.js'), String(upstream.port)]);
-    const a = await count('A token', [mainA, ...gateway(false)]);
-    const aPolicy = await count('A token + 1 policy', [mainA, ...gateway(true)]);
+    const bare = await count('bare undici proxy', [benchFile('./bare-undici.js'), String(upstream.port)]);
+    const a = await count('A token', [MAIN, ...gateway(false)]);
+    const aPolicy = await count('A token + 1 policy', [MAIN, ...gateway(true)]);
     const b = built === null ? null : await count('B token', [built.main, ...gateway(false)]);
     const bPolicy = built === null ? null : await count('B token + 1 policy', [built.main, ...gateway(true)]);
     report({ bare, a, aPolicy, b, bPolicy, ref, commit: built?.commit ?? null });
@@ -190,11 +162,8 @@ function report(r: Report) {
     console.log(`token path, A − B (${r.ref}, ${r.commit?.slice(0, 7)}): ${diff(r.a, r.b)}`);
     console.log(`token path + 1 policy, A − B: ${diff(r.aPolicy, r.bPolicy)}`);
   }
-  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(
-    join(ROOT, 'bench/results/instr.json'),
-    `${JSON.stringify({ when: new Date().toISOString(), node: process.version, warmup: WARMUP, requests: REQUESTS, ...r }, null, 2)}\n`,
-  );
+  const when = new Date().toISOString();
+  writeResults('instr.json', { when, node: process.version, warmup: WARMUP, requests: REQUESTS, ...r });
 }
 
 process.on('exit', stopAll);

@@ -1,7 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { pinned } from './pin.js';
 
 export interface LoadResult {
@@ -36,6 +37,7 @@ export const hasWrk = (() => {
   }
 })();
 
+const run = promisify(execFile);
 const UNIT: Record<string, number> = { us: 1, ms: 1000, s: 1_000_000 };
 const micros = (text: string | undefined): number => {
   const m = /([0-9.]+)(us|ms|s)/.exec(text ?? '');
@@ -50,33 +52,18 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /**
- * wrk in a child process, awaited: this process's event loop runs on while it does. The servers
- * under test write their log lines to pipes this process reads (process.ts), as a log shipper
- * would. With the loop blocked for the whole run (spawnSync, until e8fad9b), nothing read
- * them: a leadgate's log write waited in the thread pool, its lines queued in memory, and after
- * 16 MiB they were dropped (4 runs of 3 s: 68,515 of 129,423 lines, by
- * `leadgate_log_lines_dropped_total`; none since).
+ * wrk in a child process, awaited: this process goes on reading the log lines the servers under
+ * test write to its pipes, as a log shipper would (why: "Log lines read as they are written" in
+ * bench/README.md).
  */
 async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const script = writeRequestScript(spec);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '--timeout', '5s'];
   const [command, argv] = pinned('load', 'wrk', [...args, '-s', script.file, spec.url]);
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'ignore'] });
-    let text = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      text += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), (spec.seconds + 30) * 1000);
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', () => {
-      clearTimeout(timer);
-      resolve(text);
-    });
-  }).finally(script.remove);
+  const timeout = (spec.seconds + 30) * 1000;
+  const out = await run(command, argv, { timeout, encoding: 'utf8' })
+    .then((r) => r.stdout)
+    .finally(script.remove);
   const rps = Number(/Requests\/sec:\s+([0-9.]+)/.exec(out)?.[1] ?? Number.NaN);
   const non2xx = Number(/Non-2xx or 3xx responses:\s+([0-9]+)/.exec(out)?.[1] ?? 0);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
@@ -91,11 +78,9 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /**
- * A wrk script that sends `spec`'s GET as one fixed string: the same bytes, header order included,
- * on every connection of every run. wrk's own `-H` headers come out in another order in each wrk
- * process (a Lua table's order; Host moves too), and each new order is a new hidden class of
- * `req.headers` in the process under test, so what V8 compiled there depended on the orders its
- * runs drew: two bare proxies of one build sat ~15 µs per request apart for a whole bench run.
+ * A wrk script that sends `spec`'s GET as one fixed string, header order included, on every
+ * connection of every run, or `spec.requests` in turn (why: "One request, byte for byte" in
+ * bench/README.md; wrk's own `-H` headers come out in another order in each wrk process).
  */
 function writeRequestScript(spec: LoadSpec): { file: string; remove: () => void } {
   const url = new URL(spec.url);

@@ -2,12 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
 
 /**
- * Where the bench's processes run. With two cores or more and `taskset` (util-linux), the process
- * under test (a leadgate, a bare proxy, nginx) has the last core to itself, and the load generator,
- * the upstream, Redis and the bench itself share the others: the CPU read per request is then the
- * proxy's own, not a share of the cache misses wrk and the upstream cause when they run on the
- * same core. On a shared 2-core machine this cut the spread of token − bare over 16 paired rounds
- * from −20…+11 µs (interquartile, unpinned) to +1…+8 µs. BENCH_PIN=0 turns it off.
+ * Where the bench's processes run ("Pinning" in bench/README.md): with two cores or more and
+ * `taskset`, the process under test has the last core to itself; the load generator, the upstream,
+ * Redis and the bench itself share the others. BENCH_PIN=0 turns it off.
  */
 export type Role = 'measured' | 'load' | 'free';
 

@@ -1,5 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { pinned, type Role } from './pin.js';
+
+/** A file of the compiled bench (`./upstream.js`), or of the build it belongs to (`../src/…`). */
+export const benchFile = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+/** This checkout's `leadgate`. */
+export const MAIN = benchFile('../src/main.js');
 
 /** Every process a bench started, killed when it ends. */
 export const children: ChildProcess[] = [];
@@ -14,7 +20,7 @@ export function start(
   role: Role = 'measured',
   /** A command node runs under (valgrind and its options), or none. */
   wrapper: readonly string[] = [],
-): Promise<{ port: number; child: ChildProcess }> {
+): Promise<{ port: number; pid: number; child: ChildProcess }> {
   const [first = process.execPath, ...rest] = [...wrapper, process.execPath];
   const [command, argv] = pinned(role, first, [...rest, ...args]);
   const child = spawn(command, argv, {
@@ -31,7 +37,7 @@ export function start(
         buf = '';
         child.stdout?.off('data', onData);
         child.stdout?.resume(); // keep draining its log lines, as a log shipper would
-        resolve({ port: Number(ready[1]), child });
+        resolve({ port: Number(ready[1]), pid: child.pid ?? 0, child });
       }
     };
     child.stdout?.on('data', onData);
@@ -45,3 +51,10 @@ export const gentle = new Set<ChildProcess>();
 export function stopAll(): void {
   for (const c of children) if (c.exitCode === null) c.kill(gentle.has(c) ? 'SIGTERM' : 'SIGKILL');
 }
+
+/** The bench upstream (upstream.ts), on the load cores. */
+export const startUpstream = () => start([benchFile('./upstream.js')], {}, 'load');
+
+/** `leadgate serve --config CONFIG`, this checkout's or `main`'s, as {@link start} starts it. */
+export const serve = (config: string, o: { main?: string; env?: NodeJS.ProcessEnv; role?: Role } = {}) =>
+  start([o.main ?? MAIN, 'serve', '--config', config], o.env, o.role);

@@ -1,11 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { cpuMicros } from './cpu.js';
 import { writeBenchConfig } from './fixture.js';
 import { median } from './median.js';
+import { MAIN, serve, stopAll } from './process.js';
 import { buildRef } from './worktree.js';
 
 /**
@@ -18,65 +17,20 @@ import { buildRef } from './worktree.js';
  */
 const RUNS = Number(process.env.READY_RUNS ?? 9);
 const KEYS = Number(process.env.READY_KEYS ?? 100_000);
-const HERE = fileURLToPath(new URL('../src/main.js', import.meta.url));
-/** A start that has not printed its ready line by then has failed. */
-const START_TIMEOUT_MS = 60_000;
-
-/** The process being started, killed on any way out (an error, a signal, the end). */
-let running: ChildProcess | null = null;
-process.on('exit', () => running?.kill('SIGKILL'));
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
 interface Start {
   readonly wallMs: number;
   readonly cpuMs: number;
 }
 
-/** One start of `main` on `config`, to its ready line; the process is killed once it is ready. */
-function startOnce(main: string, config: string): Promise<Start> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [main, 'serve', '--config', config], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LEADGATE_WATCH: '0' },
-    });
-    running = child;
-    let seen = '';
-    let outcome: Start | Error | null = null;
-    const finish = (result: Start | Error) => {
-      if (outcome !== null) return;
-      outcome = result;
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-    };
-    const timer = setTimeout(
-      () => finish(new Error(`${main} was not ready in ${START_TIMEOUT_MS} ms`)),
-      START_TIMEOUT_MS,
-    );
-    const onData = (chunk: Buffer) => {
-      seen = (seen + chunk.toString()).slice(-4096);
-      if (outcome !== null || !seen.includes('"leadgate ready"')) return;
-      const wallMs = performance.now() - t0;
-      try {
-        finish({ wallMs, cpuMs: cpuMicros(child.pid ?? 0) / 1000 });
-      } catch (err) {
-        finish(err instanceof Error ? err : new Error(String(err)));
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('error', (err) => {
-      running = null;
-      finish(err);
-      reject(err); // a process that never started has no exit to wait for
-    });
-    child.once('exit', () => {
-      running = null;
-      finish(new Error(`${main} exited before it was ready: ${seen.slice(-400)}`));
-      if (outcome instanceof Error) reject(outcome);
-      else if (outcome !== null) resolve(outcome);
-    });
-  });
+/** One start of `main` on `config`, on every core, to its ready line; killed once it is ready. */
+async function startOnce(main: string, config: string): Promise<Start> {
+  const t0 = performance.now();
+  const { child, pid } = await serve(config, { main, env: { LEADGATE_WATCH: '0' }, role: 'free' });
+  const wallMs = performance.now() - t0;
+  const cpuMs = cpuMicros(pid) / 1000;
+  child.kill('SIGKILL');
+  return { wallMs, cpuMs };
 }
 
 const ms = (x: number) => `${Math.round(x)} ms`;
@@ -94,7 +48,13 @@ async function main() {
   const ref = process.argv[2];
   const other = ref === undefined ? null : buildRef(ref);
   const config = writeBenchConfig({ upstreamPort: 1, engine: 'undici', extraKeys: KEYS, keyShape: 'soak' });
-  const builds = [{ name: 'A (this checkout)', main: HERE, starts: [] as Start[] }];
+  const builds = [
+    {
+      name: 'A (this checkout)',
+      main: MAIN,
+      starts: [] as Start[],
+    },
+  ];
   if (other !== null)
     builds.push({ name: `B (${ref}, ${other.commit.slice(0, 7)})`, main: other.main, starts: [] });
   try {
@@ -122,9 +82,11 @@ async function main() {
       `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}\n`,
     );
   } finally {
+    stopAll();
     other?.remove();
     rmSync(dirname(config), { recursive: true, force: true });
   }
 }
 
+process.on('exit', stopAll);
 await main();

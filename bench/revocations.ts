@@ -94,13 +94,11 @@ export function pipelineCost(
   const as: number[] = [];
   const bs: number[] = [];
   for (let r = 0; r < rounds; r++) {
-    const first = r % 2 === 0;
-    const x1 = first ? slice(a) : slice(b);
-    const y1 = first ? slice(b) : slice(a);
-    const y2 = first ? slice(b) : slice(a);
-    const x2 = first ? slice(a) : slice(b);
-    as.push(first ? (x1 + x2) / 2 : (y1 + y2) / 2);
-    bs.push(first ? (y1 + y2) / 2 : (x1 + x2) / 2);
+    // A B B A, then B A A B: each side's two slices averaged
+    const [x, y] = r % 2 === 0 ? [a, b] : [b, a];
+    const [x1, y1, y2, x2] = [slice(x), slice(y), slice(y), slice(x)];
+    as.push(r % 2 === 0 ? (x1 + x2) / 2 : (y1 + y2) / 2);
+    bs.push(r % 2 === 0 ? (y1 + y2) / 2 : (x1 + x2) / 2);
   }
   const diffs = bs.map((v, i) => v - (as[i] ?? 0));
   return {

@@ -1,12 +1,7 @@
 /**
  * Two processes measured side by side: both on the measured core at the same time, each loaded by
- * its own load generator for the same seconds. Measured one after the other, two runs a few
- * seconds apart meet different hosts: on two shared vCPUs the CPU per request of one process moves
- * by ±30 µs from one 2-s run to the next, and the difference of two such runs with it. Side by
- * side, whatever the host does in those seconds it does to both. The price: the two share the
- * core and its caches, so each costs more per request than it does alone, and the one that serves
- * fewer requests per time slice (the slower) pays more of that per request; the difference comes
- * out larger than it is alone, not smaller.
+ * its own load generator for the same seconds, so that whatever the host does in those seconds it
+ * does to both (why, and the price: "The token verdict side by side" in bench/README.md).
  */
 
 /** One load run on one process, as the bench measures it (run.ts's `once`). */
@@ -37,8 +32,10 @@ export function pairing(r: number, n: number, distinct = false): [number, number
 }
 
 /** `a` and `b` loaded at the same time, one run each. */
-async function together<S>(measure: MeasureRun<S>, a: S, b: S, seconds: number) {
-  const [ra, rb] = await Promise.all([measure(a, seconds), measure(b, seconds)]);
+async function together<S>(measure: MeasureRun<S>, a: S, b: S, seconds: number, bFirst = false) {
+  const both = (x: S, y: S) => Promise.all([measure(x, seconds), measure(y, seconds)]);
+  const [ra, rb] = bFirst ? (await both(b, a)).reverse() : await both(a, b);
+  if (ra === undefined || rb === undefined) throw new Error('a side-by-side run gave no result');
   return { a: ra.cpuUs, b: rb.cpuUs, errors: ra.errors + rb.errors };
 }
 
@@ -71,8 +68,7 @@ export async function beside<S>(
     const a = as[pair[0]] as S;
     const b = bs[pair[1]] as S;
     if (o.prime > 0) await together(measure, a, b, o.prime);
-    const m =
-      r % 2 === 0 ? await together(measure, a, b, o.seconds) : swap(await together(measure, b, a, o.seconds));
+    const m = await together(measure, a, b, o.seconds, r % 2 === 1);
     diffs.push(m.b - m.a);
     errors += m.errors;
     process.stderr.write(
@@ -81,5 +77,3 @@ export async function beside<S>(
   }
   return { diffs, errors };
 }
-
-const swap = (m: { a: number; b: number; errors: number }) => ({ a: m.b, b: m.a, errors: m.errors });

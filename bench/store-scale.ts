@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { Agent, request } from 'node:http';
-import { leadDigest } from '../src/client/index.js';
+import { Agent } from 'node:http';
 import { openRedisLink } from '../src/store/connect.js';
 import { createRedisStore } from '../src/store/redis.js';
 import type { RedisSettings } from '../src/store/settings.js';
+import { ask } from '../test/helpers/client.js';
 import { startCluster } from '../test/helpers/cluster.js';
-import { KEYS, keysYaml, writeConfig } from '../test/helpers/fixture.js';
+import { digestLookup, keysYaml, writeConfig } from '../test/helpers/fixture.js';
 import { serve } from '../test/helpers/process.js';
 import { startRedis } from '../test/helpers/redis.js';
 import { startRecordingUpstream } from '../test/helpers/upstream.js';
@@ -84,19 +84,6 @@ rate_limits:
   });
   const gw = await serve(file);
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const get = (path: string, headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: gw.apiPort, path, headers, agent }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          body += c;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('error', reject);
-      req.end();
-    });
   // Warm up, then measure.
   const statuses = new Map<number, number>();
   let i = 0;
@@ -106,14 +93,7 @@ rate_limits:
     await Promise.all(
       Array.from({ length: CONNECTIONS }, async () => {
         while (Date.now() < until) {
-          const c = i++ % CUSTOMERS;
-          const ts = Math.floor(Date.now() / 1000);
-          const r = await get(`/api/v2/merchant/leads/x?customer_id=c${c}`, {
-            'x-apikey': KEYS.storefront.key,
-            'x-source': 'web',
-            'x-timestamp': String(ts),
-            'x-leaddigest': leadDigest(KEYS.storefront.secret, `c${c}`, ts),
-          });
+          const r = await ask(gw.apiPort, { ...digestLookup(`c${i++ % CUSTOMERS}`), agent });
           statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
           done++;
         }
@@ -143,7 +123,7 @@ rate_limits:
   };
 
   async function storeMetrics(port: number) {
-    const metricsText = await fetchAdmin(port);
+    const metricsText = (await ask(port, { path: '/metrics' })).text;
     let sum = 0;
     let count = 0;
     for (const m of metricsText.matchAll(
@@ -156,31 +136,23 @@ rate_limits:
   }
 }
 
-async function fetchAdmin(port: number): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-  return res.text();
-}
-
 const upstream = await startRecordingUpstream();
 const redis = await startRedis();
 const cluster = await startCluster();
 try {
-  const one: RedisSettings = {
-    target: { kind: 'url', url: redis.url },
+  const settings = (target: RedisSettings['target']): RedisSettings => ({
+    target,
     password: undefined,
     timeoutMs: 1_000,
     keyPrefix: 'bench:',
-  };
-  const many: RedisSettings = {
-    target: {
-      kind: 'cluster',
-      nodes: cluster.nodes.slice(0, 1).map((n) => ({ host: '127.0.0.1', port: n.port })),
-      tls: false,
-    },
-    password: undefined,
-    timeoutMs: 1_000,
-    keyPrefix: 'bench:',
-  };
+  });
+  const one = settings({ kind: 'url', url: redis.url });
+  const node = cluster.nodes[0];
+  const many = settings({
+    kind: 'cluster',
+    nodes: [{ host: '127.0.0.1', port: node?.port ?? 0 }],
+    tls: false,
+  });
   const masters = (await cluster.masters()).map((m) => m.port);
   const rows = {
     'one Redis: store alone': await storeAlone(one, [redis.port]),
@@ -191,7 +163,7 @@ try {
       [redis.port],
     ),
     '3-master cluster: through a gateway': await throughGateway(
-      `state: { redis: { cluster: { nodes: ["${cluster.nodes[0]?.address}"] }, timeout_ms: 1000 } }`,
+      `state: { redis: { cluster: { nodes: ["${node?.address}"] }, timeout_ms: 1000 } }`,
       upstream.url,
       masters,
     ),

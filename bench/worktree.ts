@@ -1,11 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The checkout the benches run from. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Writes `data` to bench/results/NAME as JSON. */
+export function writeResults(name: string, data: unknown): void {
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench/results', name), `${JSON.stringify(data, null, 2)}\n`);
+}
 
 export const git = (args: string[], cwd = ROOT): string =>
   execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();

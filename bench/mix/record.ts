@@ -18,10 +18,12 @@ const PATH = '/api/v2/merchant/orders';
 const custom = { 'x-apikey': PLACEHOLDERS.apikey, 'x-source': 'web', 'x-leadtoken': PLACEHOLDERS.token };
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
-/** Request heads as they arrive, by path; the page Chromium loads first answers with a fetch. */
+/**
+ * A server that answers every request and hands the head of each GET of PATH to `next`'s waiter
+ * (clients are run one at a time); the page Chromium loads first answers with a fetch.
+ */
 function recorder() {
-  const heads: string[] = [];
-  const waiting: Array<(head: string) => void> = [];
+  let waiting: ((head: string) => void) | null = null;
   const page = `<script>fetch(${JSON.stringify(PATH)}, { headers: ${JSON.stringify(custom)} })</script>`;
   const server = createServer((socket: Socket) => {
     let buf = '';
@@ -31,28 +33,23 @@ function recorder() {
       if (end < 0) return;
       const head = buf.slice(0, end);
       buf = '';
-      const isPage = head.startsWith('GET / ');
-      const body = isPage ? page : 'ok';
-      const type = isPage ? 'text/html' : 'text/plain';
+      const [type, body] = head.startsWith('GET / ') ? ['text/html', page] : ['text/plain', 'ok'];
       socket.end(
         `HTTP/1.1 200 OK\r\ncontent-type: ${type}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
       );
-      if (!head.startsWith(`GET ${PATH} `)) return;
-      const w = waiting.shift();
-      if (w) w(head);
-      else heads.push(head);
+      if (head.startsWith(`GET ${PATH} `)) waiting?.(head);
     });
     socket.on('error', () => {});
   });
+  /** The next head, or null after `ms`; call before the client sends. */
   const next = (ms: number) =>
     new Promise<string | null>((resolve) => {
-      const h = heads.shift();
-      if (h !== undefined) return resolve(h);
       const timer = setTimeout(() => resolve(null), ms);
-      waiting.push((head) => {
+      waiting = (head) => {
         clearTimeout(timer);
+        waiting = null;
         resolve(head);
-      });
+      };
     });
   return { server, next };
 }
@@ -166,8 +163,9 @@ async function main() {
         process.stderr.write(`${c.client}: not installed here, left out\n`);
         continue;
       }
+      const arrived = next(60_000);
       const sent = c.send();
-      const head = await next(60_000);
+      const head = await arrived;
       await sent;
       if (head === null) {
         process.stderr.write(`${c.client}: sent nothing, left out\n`);
