@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ask } from '../test/helpers/client.js';
 import { runs } from '../test/helpers/optional.js';
 import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
+import { mixedRequests, recordedClients } from './mix/mix.js';
 import { benchFile, MAIN, start, startUpstream, stopAll } from './process.js';
 import { buildRef, writeResults } from './worktree.js';
 
@@ -18,11 +18,23 @@ import { buildRef, writeResults } from './worktree.js';
  * with the requests rather than with a starved helper thread), is counted from its start, and
  * serves INSTR_WARMUP requests before the INSTR_REQUESTS it is measured on. What V8's optimising
  * compiler still spends then is shown apart: the JIT is not fully settled.
+ * INSTR_MIX=1: every target is sent the recorded clients' requests in turn (mix/), not the fixed
+ * one. INSTR_PAUSE=<s>: each process idles that long between its start and its first request (the
+ * "slow state" of bench/README.md).
  */
 const WARMUP = Number(process.env.INSTR_WARMUP ?? 3000);
 const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 2000);
 const CONNECTIONS = 50;
-const HEADERS = { 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN };
+const MIX = process.env.INSTR_MIX === '1' ? recordedClients() : null;
+const PAUSE_MS = Number(process.env.INSTR_PAUSE ?? 0) * 1000;
+
+/** The request heads a target is sent in turn, byte for byte: the bench's fixed GET, or the mix. */
+function heads(port: number): string[] {
+  const host = `127.0.0.1:${port}`;
+  if (MIX !== null) return mixedRequests(MIX, { host, apikey: STOREFRONT_KEY, token: TOKEN });
+  const h = `Host: ${host}\r\nx-apikey: ${STOREFRONT_KEY}\r\nx-source: web\r\nx-leadtoken: ${TOKEN}`;
+  return [`GET /api/v2/merchant/orders HTTP/1.1\r\n${h}\r\n\r\n`];
+}
 
 /** Instructions per request: all threads, and the part in V8's optimising compiler. */
 interface Count {
@@ -30,18 +42,34 @@ interface Count {
   readonly compiler: number;
 }
 
-/** `n` GETs over CONNECTIONS keep-alive sockets; any answer but 200 is an error. */
+/**
+ * `n` GETs over CONNECTIONS keep-alive sockets, the heads sent as they are (a client library would
+ * reorder them); each answer read by its content-length; any answer but 200 is an error.
+ */
 async function drive(port: number, n: number): Promise<void> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const requests = heads(port);
   let next = 0;
-  const loop = async () => {
-    while (next++ < n) {
-      const r = await ask(port, { path: '/api/v2/merchant/orders', headers: HEADERS, agent });
-      if (r.status !== 200) throw new Error(`${r.status}`);
-    }
-  };
-  await Promise.all(Array.from({ length: CONNECTIONS }, loop));
-  agent.destroy();
+  const connection = () =>
+    new Promise<void>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      let buf = Buffer.alloc(0);
+      const send = () =>
+        next < n ? socket.write(requests[next++ % requests.length] ?? '') : socket.end(resolve);
+      socket.on('connect', send).on('error', reject);
+      socket.on('data', (chunk: Buffer) => {
+        buf = Buffer.concat([buf, chunk]);
+        for (let end = buf.indexOf('\r\n\r\n'); end !== -1; end = buf.indexOf('\r\n\r\n')) {
+          const head = buf.subarray(0, end).toString('latin1');
+          const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1]);
+          if (!head.startsWith('HTTP/1.1 200') || !Number.isInteger(length))
+            return reject(new Error(head.split('\r\n')[0]));
+          if (buf.length < end + 4 + length) return;
+          buf = buf.subarray(end + 4 + length);
+          send();
+        }
+      });
+    });
+  await Promise.all(Array.from({ length: CONNECTIONS }, connection));
 }
 
 const COMPILER = /compiler::|turboshaft|maglev|Maglev|interpreter::|baseline::|OptimizedCompilationJob/;
@@ -74,6 +102,7 @@ async function count(name: string, args: string[]): Promise<Count> {
   const pid = String(p.child.pid);
   const control = (flag: string) => execFileSync('callgrind_control', [flag, pid], { stdio: 'ignore' });
   try {
+    if (PAUSE_MS > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
     await drive(p.port, WARMUP);
     control('--zero');
     await drive(p.port, REQUESTS);
@@ -144,7 +173,7 @@ function report(r: Report) {
     return `${signed(d, fmt(d))} (${signed(d, ((100 * d) / settled(y)).toFixed(1))} %); with the compiler ${signed(all, fmt(all))}`;
   };
   console.log(
-    `\ninstructions per request (${WARMUP} requests to warm up, ${REQUESTS} counted, node ${process.version})`,
+    `\ninstructions per request (${WARMUP} requests to warm up, ${REQUESTS} counted${MIX === null ? '' : ', the mixed clients'}${PAUSE_MS > 0 ? `, ${PAUSE_MS / 1000} s idle first` : ''}, node ${process.version})`,
   );
   const rows: Array<[string, Count | null]> = [
     ['bare undici proxy', r.bare],
@@ -163,7 +192,15 @@ function report(r: Report) {
     console.log(`token path + 1 policy, A − B: ${diff(r.aPolicy, r.bPolicy)}`);
   }
   const when = new Date().toISOString();
-  writeResults('instr.json', { when, node: process.version, warmup: WARMUP, requests: REQUESTS, ...r });
+  writeResults('instr.json', {
+    when,
+    node: process.version,
+    warmup: WARMUP,
+    requests: REQUESTS,
+    mix: MIX !== null,
+    pause_s: PAUSE_MS / 1000,
+    ...r,
+  });
 }
 
 process.on('exit', stopAll);
