@@ -1,6 +1,5 @@
 import { cpus } from 'node:os';
 import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
-import { hasWrk } from './load.js';
 import { median } from './median.js';
 import { recordedClients } from './mix/mix.js';
 import { pinningNote, pinSelf } from './pin.js';
@@ -106,7 +105,7 @@ function report(ref: string, commit: string, rounds: Round[], fewest: number) {
     console.log(
       `warning: a run served only ${Math.round(fewest)} req/s: the machine is too busy for these figures to mean much`,
     );
-  const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, ${hasWrk ? 'wrk' : 'autocannon'}; ${pinningNote}`;
+  const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, wrk; ${pinningNote}`;
   console.log(machine);
   writeResults('ab.json', { when: new Date().toISOString(), ref, commit, machine, rounds });
 }

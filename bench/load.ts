@@ -44,11 +44,10 @@ const micros = (text: string | undefined): number => {
   return m?.[1] && m[2] ? Number(m[1]) * (UNIT[m[2]] ?? 1) : Number.NaN;
 };
 
-/** One bounded load run: wrk when installed (Debian), else autocannon (npm dev dependency). */
+/** One bounded load run, by wrk (Debian: wrk). */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  if (spec.requests !== undefined && !hasWrk)
-    throw new Error('the mixed-traffic load needs wrk (Debian: wrk)');
-  return hasWrk ? runWrk(spec) : runAutocannon(spec);
+  if (!hasWrk) throw new Error('the bench needs wrk (Debian: apt-get install wrk)');
+  return runWrk(spec);
 }
 
 /**
@@ -98,28 +97,4 @@ function writeRequestScript(spec: LoadSpec): { file: string; remove: () => void 
       `request = function() i = i % #rs + 1 return rs[i] end\n`,
   );
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
-  const { default: autocannon } = (await import('autocannon')) as unknown as {
-    default: (o: object) => Promise<{
-      requests: { average: number; total: number };
-      latency: { p50: number; p99: number };
-      non2xx: number;
-      errors: number;
-    }>;
-  };
-  const r = await autocannon({
-    url: spec.url,
-    headers: spec.headers,
-    connections: spec.connections,
-    duration: spec.seconds,
-  });
-  return {
-    rps: r.requests.average,
-    requests: r.requests.total,
-    p50: r.latency.p50 * 1000,
-    p99: r.latency.p99 * 1000,
-    errors: r.non2xx + r.errors,
-  };
 }

@@ -3,7 +3,6 @@ import { leadDigest } from '../src/client/index.js';
 import { freePort } from '../test/helpers/optional.js';
 import { hasRedis, launchRedis } from '../test/helpers/redis.js';
 import { LIMITED_KEY, SECRET, SERVER_KEY, STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
-import { hasWrk } from './load.js';
 import { median, middleHalf } from './median.js';
 import { recordedClients } from './mix/mix.js';
 import { startNginx } from './nginx.js';
@@ -416,9 +415,9 @@ function besideJson(b: Besides) {
 
 async function main() {
   pinSelf();
-  const tool = hasWrk ? 'wrk' : 'autocannon';
+  const tool = 'wrk';
   process.stderr.write(
-    `leadgate bench: ${hasWrk ? tool : 'autocannon (install Debian wrk for the reference numbers)'}, ${cpus().length} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
+    `leadgate bench: ${tool}, ${cpus().length} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
   );
   const targets = await startTargets();
   const results = await measure(targets, { ...ROUND_OPTIONS, warmup: num('BENCH_WARMUP', 5) });
