@@ -56,3 +56,15 @@ export function ask(port: number, q: Ask): Promise<Answer> {
     req.end(q.body);
   });
 }
+
+/** The admin listener's `/metrics` at `port`, each sample line as series (name and labels) → value. */
+export async function scrape(port: number): Promise<Map<string, number>> {
+  const text = (await ask(port, { path: '/metrics' })).text;
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ask } from '../helpers/client.js';
+import { ask, scrape } from '../helpers/client.js';
 import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
@@ -30,16 +30,7 @@ afterAll(async () => {
   await upstream.close();
 });
 
-async function metrics(): Promise<Map<string, number>> {
-  const text = (await ask(gw.adminPort, { path: '/metrics' })).text;
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
+const metrics = () => scrape(gw.adminPort);
 
 /** How `send` moved the duration count of each kind and the requests_total series named. */
 async function counted(send: () => Promise<unknown>, series: string): Promise<Record<string, number>> {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ask } from '../helpers/client.js';
+import { ask, scrape } from '../helpers/client.js';
 import { KEYS, LEADS_YAML, writeConfig } from '../helpers/fixture.js';
 import { type Served, serve, steadyLoadThroughSigterm } from '../helpers/process.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
@@ -34,16 +34,7 @@ async function eventually<T>(probe: () => Promise<T>, ok: (v: T) => boolean, ms 
   return last;
 }
 
-async function metrics(port: number): Promise<Map<string, number>> {
-  const text = (await ask(port, { path: '/metrics' })).text;
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
+const metrics = scrape;
 
 describe('live reload', () => {
   let served: Served | null = null;
