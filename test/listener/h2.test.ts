@@ -8,7 +8,7 @@ import { ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { h2Status } from '../helpers/h2-client.js';
-import { block, connectH2, FLAG, frame, request, TYPE } from '../helpers/h2-frames.js';
+import { block, connectH2, FLAG, frame, rapidReset, request, TYPE } from '../helpers/h2-frames.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 /** curl, as a user would run it: the status line and headers (-i), then the body. */
@@ -227,22 +227,7 @@ describe('stream floods are bounded (CVE-2023-44487, CVE-2024-27316)', () => {
       ['x-apikey', KEYS.server.key],
       ['x-source', 'web'],
     ]);
-    const rst = Buffer.from([0, 0, 0, 8]); // CANCEL
-    const flood = (async () => {
-      let id = 1;
-      for (let round = 0; round < 200 && !conn.socket.destroyed; round++) {
-        const batch: Buffer[] = [];
-        for (let i = 0; i < 100; i++, id += 2) {
-          batch.push(
-            frame(TYPE.HEADERS, FLAG.END_HEADERS | FLAG.END_STREAM, id, headers),
-            frame(TYPE.RST_STREAM, 0, id, rst),
-          );
-        }
-        conn.send(...batch);
-        await new Promise((r) => setImmediate(r));
-      }
-      await Promise.race([conn.closed, conn.until((f) => f.type === TYPE.GOAWAY, 10_000)]);
-    })();
+    const flood = rapidReset(conn, headers);
     const served = await servedDuring(flood);
     expect(served.failed).toBe(0);
     const goaway = conn.frames.find((f) => f.type === TYPE.GOAWAY);
