@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePki, type TestPki } from '../helpers/certs.js';
 import { ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
+import { h2Answer } from '../helpers/h2-client.js';
 import { connectH2, FLAG, frame, rapidReset, request, TYPE } from '../helpers/h2-frames.js';
 import { type Served, serve } from '../helpers/process.js';
 import { responses } from '../helpers/raw.js';
@@ -37,28 +38,13 @@ async function start(name: string, listenExtra = '', extra = ''): Promise<Served
 
 /** One h2 request with Node's client; its status and body, or -1 when the stream is reset. */
 function h2Ask(port: number, headers: http2.OutgoingHttpHeaders): Promise<{ status: number; body: string }> {
-  return new Promise((resolve) => {
-    const session = http2.connect(`https://localhost:${port}`, { ca, host: '127.0.0.1' } as never);
-    session.on('error', () => resolve({ status: -1, body: '' }));
-    const stream = session.request(headers);
-    let status = 0;
-    let body = '';
-    stream.on('response', (h) => {
-      status = Number(h[':status']);
-    });
-    stream.on('data', (c: Buffer) => {
-      body += c.toString();
-    });
-    stream.on('end', () => {
-      session.close();
-      resolve({ status, body });
-    });
-    stream.on('error', () => {
-      session.destroy();
-      resolve({ status: -1, body });
-    });
-    stream.end();
-  });
+  const session = http2.connect(`https://localhost:${port}`, { ca, host: '127.0.0.1' } as never);
+  const failed = new Promise<{ status: number; body: string }>((resolve) =>
+    session.on('error', () => resolve({ status: -1, body: '' })),
+  );
+  const stream = session.request(headers);
+  stream.end();
+  return Promise.race([h2Answer(stream), failed]).finally(() => session.destroy());
 }
 
 /** The process still answers a keyed h2 request and an HTTP/1.1 one. */

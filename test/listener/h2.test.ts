@@ -7,7 +7,7 @@ import { makePki, type TestPki } from '../helpers/certs.js';
 import { ask } from '../helpers/client.js';
 import { KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
-import { h2Status } from '../helpers/h2-client.js';
+import { h2Answer, h2Status } from '../helpers/h2-client.js';
 import { block, connectH2, FLAG, frame, rapidReset, request, TYPE } from '../helpers/h2-frames.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
@@ -314,18 +314,7 @@ describe('drain with h2 connections open (CONTRACT §7 on §11 listeners)', () =
         'x-apikey': KEYS.server.key,
         'x-source': 'web',
       });
-      const answered = new Promise<{ status: number; body: string }>((resolve) => {
-        let status = 0;
-        let body = '';
-        stream.on('response', (h) => {
-          status = Number(h[':status']);
-        });
-        stream.on('data', (c: Buffer) => {
-          body += c.toString();
-        });
-        stream.on('end', () => resolve({ status, body }));
-        stream.on('error', () => resolve({ status: -1, body }));
-      });
+      const answered = h2Answer(stream);
       stream.end();
       while (slow.arrived.length === 0) await new Promise((r) => setTimeout(r, 20));
       const drained = other.drain();
