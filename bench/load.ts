@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { STOREFRONT_KEY, TOKEN } from './fixture.js';
+import { mixedRequests, type Recorded } from './mix/mix.js';
 import { pinned } from './pin.js';
 
 export interface LoadResult {
@@ -77,15 +79,28 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /**
+ * The request heads a run sends in turn, byte for byte: a GET of `url` with `headers` after its
+ * Host line, or, given `mix`, the recorded clients' GETs (mix/mix.ts) with the bench's credentials.
+ */
+export function requestHeads(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  mix?: Recorded,
+): string[] {
+  const u = new URL(url);
+  if (mix !== undefined) return mixedRequests(mix, { host: u.host, apikey: STOREFRONT_KEY, token: TOKEN });
+  const lines = [`GET ${u.pathname}${u.search} HTTP/1.1`, `Host: ${u.host}`];
+  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+  return [`${lines.join('\r\n')}\r\n\r\n`];
+}
+
+/**
  * A wrk script that sends `spec`'s GET as one fixed string, header order included, on every
  * connection of every run, or `spec.requests` in turn (why: "One request, byte for byte" in
  * bench/README.md; wrk's own `-H` headers come out in another order in each wrk process).
  */
 function writeRequestScript(spec: LoadSpec): { file: string; remove: () => void } {
-  const url = new URL(spec.url);
-  const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`];
-  for (const [k, v] of Object.entries(spec.headers)) lines.push(`${k}: ${v}`);
-  const requests = spec.requests ?? [`${lines.join('\r\n')}\r\n\r\n`];
+  const requests = spec.requests ?? requestHeads(spec.url, spec.headers);
   // JSON's escapes of printable ASCII, \r and \n are Lua's too.
   if (!requests.every((r) => /^[\x20-\x7e\r\n]*$/.test(r)))
     throw new Error('bench requests are printable ASCII');

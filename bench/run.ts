@@ -2,12 +2,21 @@ import { cpus } from 'node:os';
 import { leadDigest } from '../src/client/index.js';
 import { freePort } from '../test/helpers/optional.js';
 import { hasRedis, launchRedis } from '../test/helpers/redis.js';
-import { LIMITED_KEY, SECRET, SERVER_KEY, STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
-import { median, middleHalf } from './median.js';
+import {
+  API,
+  LIMITED_KEY,
+  SECRET,
+  SERVER_KEY,
+  STOREFRONT_KEY,
+  TOKEN,
+  tokenHeaders,
+  writeBenchConfig,
+} from './fixture.js';
+import { median, met, middleHalf, signed } from './median.js';
 import { recordedClients } from './mix/mix.js';
 import { startNginx } from './nginx.js';
 import { pinned, pinningNote, pinSelf } from './pin.js';
-import { benchFile, children, serve, start, startUpstream, stopAll } from './process.js';
+import { benchFile, children, machine, num, runBench, serve, start, startUpstream } from './process.js';
 import { pipelineCost, seedRevocations } from './revocations.js';
 import { type Measured, measure, once, type Proc, processes, type Target } from './rounds.js';
 import { type Beside, beside } from './side-by-side.js';
@@ -22,7 +31,6 @@ import { writeResults } from './worktree.js';
  * seconds of load, not counted, on a process just before each counted run. BENCH_MIX=1: the bare
  * proxy and (b) also on the recorded clients' requests (mix/), side by side.
  */
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SECONDS = num('BENCH_SECONDS', 2);
 const ROUNDS = num('BENCH_ROUNDS', 10);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 50);
@@ -33,8 +41,6 @@ const MIX = process.env.BENCH_MIX === '1' ? recordedClients() : null;
 if (!Number.isInteger(PROCESSES) || PROCESSES < 1)
   throw new Error('BENCH_PROCESSES must be a whole number of at least 1');
 const ROUND_OPTIONS = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, prime: PRIME };
-
-const API = '/api/v2/merchant/orders';
 
 const BARE = 'bare undici proxy (Pool.stream, 15 lines)';
 const BARE_HP = 'bare proxy: http-proxy';
@@ -52,7 +58,6 @@ const TRACED_ALL = 'leadgate (b), tracing on, every request sampled';
 const BARE_MIX = 'bare undici proxy, mixed clients';
 const TOKEN_MIX = 'leadgate (b) STOREFRONT + token, mixed clients';
 const serverHeaders = () => ({ 'x-apikey': SERVER_KEY, 'x-source': 'web' });
-const storefrontHeaders = () => ({ 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN });
 const digestHeaders = () => {
   const ts = Math.floor(Date.now() / 1000);
   const digest = leadDigest(SECRET, 'cust-1', ts);
@@ -82,7 +87,7 @@ function context() {
     return { port, pid: child.pid ?? 0 };
   });
   const config = async (o: BenchConfig = {}) =>
-    writeBenchConfig({ upstreamPort: (await upstream()).port, engine: 'undici', ...o });
+    writeBenchConfig({ upstreamPort: (await upstream()).port, ...o });
   /** A bench proxy of its own, given the upstream's port. */
   const node = async (file: string, ...args: string[]) =>
     start([benchFile(file), ...args, String((await upstream()).port)]);
@@ -121,7 +126,7 @@ interface Row {
   readonly side?: (c: Context) => Promise<Proc | null>;
 }
 
-const storefront = { headers: storefrontHeaders };
+const storefront = { headers: tokenHeaders };
 
 const ROWS: readonly Row[] = [
   { name: BARE, start: (c) => c.node('./bare-undici.js'), processes: true },
@@ -137,7 +142,7 @@ const ROWS: readonly Row[] = [
     start: (c) => c.lg({ rateLimit: 'limited' }),
     headers: () => ({ 'x-apikey': LIMITED_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN }),
     processes: true,
-    control: { name: LIMITED_CONTROL, headers: storefrontHeaders },
+    control: { name: LIMITED_CONTROL, headers: tokenHeaders },
   },
   { name: TRACED, start: (c) => c.traced(0.01), ...storefront },
   {
@@ -228,7 +233,6 @@ function pairedDiffs(a: Measured | undefined, b: Measured | undefined): number[]
  */
 const pairedOver = (a: Measured | undefined, b: Measured | undefined) => median(pairedDiffs(a, b));
 
-const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
 const round1 = (x: number) => Number(x.toFixed(1));
 
 /**
@@ -308,7 +312,6 @@ async function latencyPass(targets: readonly Target[]) {
 
 /** The token path's target: at most this many µs of CPU per request over the bare undici proxy. */
 const TOKEN_TARGET_US = 10;
-const met = (over: number, target: number) => `target ≤ ${target} µs: ${over <= target ? 'met' : 'not met'}`;
 const errorsNote = (n: number) => (n > 0 ? `; ${n} unexpected answers or socket errors` : '');
 
 /**
@@ -355,7 +358,7 @@ function printVerdicts(rows: ReturnType<typeof rowsOf>, results: Map<string, Mea
   const revoked = over(REVOKED);
   if (revoked !== null) {
     // the lookups themselves, in process: over HTTP the rounds swing by more than the target
-    const p = pipelineCost(storefrontHeaders(), API);
+    const p = pipelineCost(tokenHeaders(), API);
     console.log(
       `revocation: a set of 10,000 leads and 1,000 keys costs ${revoked} µs CPU per request on the token path over (b) with none, paired by round over HTTP; ` +
         `in the §3 pipeline itself ${p.over_ns} ns per request (${p.a_ns} ns without, ${p.b_ns} ns with; A B B A, median of 10 rounds) (target ≤ 1 µs: ${p.over_ns <= 1000 ? 'met' : 'not met'})`,
@@ -413,40 +416,36 @@ function besideJson(b: Besides) {
   };
 }
 
-async function main() {
+runBench(async () => {
   pinSelf();
-  const tool = 'wrk';
+  const cores = cpus().length;
   process.stderr.write(
-    `leadgate bench: ${tool}, ${cpus().length} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
+    `leadgate bench: wrk, ${cores} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
   );
   const targets = await startTargets();
   const results = await measure(targets, { ...ROUND_OPTIONS, warmup: num('BENCH_WARMUP', 5) });
   const rows = rowsOf(targets, results);
   const besides = await besideRuns(targets);
   const latency = ONLY === null ? await latencyPass(targets) : null;
-  const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-  const load = { tool, connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS };
-  const report = {
+  writeResults('latest.json', {
     when: new Date().toISOString(),
-    machine,
-    load: { ...load, processes_per_verdict_row: PROCESSES, pinned: pinningNote },
+    machine: { cores, cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
+    load: {
+      tool: 'wrk',
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      processes_per_verdict_row: PROCESSES,
+      pinned: pinningNote,
+    },
     rows,
     side_by_side: besideJson(besides),
     latency_added_over_direct: latency,
-  };
-  writeResults('latest.json', report);
+  });
   print(rows, latency);
   printVerdicts(rows, results, besides);
   console.log(
-    `${tool}, ${machine.cores} cores (${machine.cpu}), node ${machine.node}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round (the token verdict's rounds side by side); ` +
+    `wrk, ${machine}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round (the token verdict's rounds side by side); ` +
       `bare, (b) and (b) + 1 in-memory policy each served by ${PROCESSES} processes in turn; ${pinningNote}; JSON in bench/results/latest.json`,
   );
-}
-
-process.on('exit', stopAll);
-main()
-  .catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  })
-  .finally(stopAll);
+});
