@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { startGateway } from '../src/gateway.js';
 import { createLogger } from '../src/observability/log.js';
 import { ask } from '../test/helpers/client.js';
+import { sleep } from '../test/helpers/fleet.js';
 import { cpuMicros } from './cpu.js';
 import { API, tokenHeaders, writeBenchConfig, writeSoakConfig } from './fixture.js';
 import { runLoad } from './load.js';
@@ -35,7 +36,6 @@ const ADDED_KEY =
   '  - { name: added, key: "sk_added_key_00000000", access_type: WRITE, signing_secret: "added-secret-0000000000000000000000" }\n';
 
 const step = (what: string) => process.stderr.write(`config-scale: ${what}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * `leadgate serve` (`main`'s build) on every core from spawn to its ready line, and the CPU it used

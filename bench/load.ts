@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,15 +29,8 @@ export interface LoadSpec {
   readonly requests?: readonly string[];
 }
 
-export const hasWrk = (() => {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch (err) {
-    // wrk --version exits 1 after printing its version
-    return (err as { status?: number }).status === 1;
-  }
-})();
+/** wrk is installed (`wrk --version` exits 1 after printing its version). */
+const hasWrk = [0, 1].includes(spawnSync('wrk', ['--version'], { stdio: 'ignore' }).status ?? -1);
 
 const run = promisify(execFile);
 const UNIT: Record<string, number> = { us: 1, ms: 1000, s: 1_000_000 };
@@ -46,18 +39,13 @@ const micros = (text: string | undefined): number => {
   return m?.[1] && m[2] ? Number(m[1]) * (UNIT[m[2]] ?? 1) : Number.NaN;
 };
 
-/** One bounded load run, by wrk (Debian: wrk). */
+/**
+ * One bounded load run by wrk (Debian: wrk) in a child process, awaited: this process goes on
+ * reading the log lines the servers under test write to its pipes, as a log shipper would (why:
+ * "Log lines read as they are written" in bench/README.md).
+ */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   if (!hasWrk) throw new Error('the bench needs wrk (Debian: apt-get install wrk)');
-  return runWrk(spec);
-}
-
-/**
- * wrk in a child process, awaited: this process goes on reading the log lines the servers under
- * test write to its pipes, as a log shipper would (why: "Log lines read as they are written" in
- * bench/README.md).
- */
-async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const script = writeRequestScript(spec);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '--timeout', '5s'];
   const [command, argv] = pinned('load', 'wrk', [...args, '-s', script.file, spec.url]);
