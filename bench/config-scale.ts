@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { cpus } from 'node:os';
 import { dirname } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
@@ -12,8 +11,17 @@ import { sleep } from '../test/helpers/fleet.js';
 import { cpuMicros } from './cpu.js';
 import { API, tokenHeaders, writeBenchConfig, writeSoakConfig } from './fixture.js';
 import { runLoad } from './load.js';
-import { median } from './median.js';
-import { benchFile, serve as leadgate, MAIN, startUpstream, stopAll } from './process.js';
+import { median, spread } from './median.js';
+import {
+  benchFile,
+  serve as leadgate,
+  MAIN,
+  machine,
+  num,
+  runBench,
+  startUpstream,
+  stopAll,
+} from './process.js';
 import { buildRef } from './worktree.js';
 
 /**
@@ -201,8 +209,8 @@ async function throughput(upstreamPort: number) {
 
 /** `npm run bench:ready [-- <git-ref>]`: the starts, each build in turn, and their summary lines. */
 async function ready(ref: string | undefined) {
-  const RUNS = Number(process.env.READY_RUNS ?? 9);
-  const KEYS = Number(process.env.READY_KEYS ?? 100_000);
+  const RUNS = num('READY_RUNS', 9);
+  const KEYS = num('READY_KEYS', 100_000);
   const other = ref === undefined ? null : buildRef(ref);
   const config = writeSoakConfig(KEYS);
   const builds = [
@@ -228,24 +236,21 @@ async function ready(ref: string | undefined) {
       process.stdout.write(`run ${run + 1}: ${line}\n`);
     }
     for (const { name, starts } of builds) {
-      const [wall, cpu] = [starts.map((s) => s.wallMs), starts.map((s) => s.cpuMs)];
+      const [wall, cpu] = [spread(starts.map((s) => s.wallMs)), spread(starts.map((s) => s.cpuMs))];
       process.stdout.write(
-        `${name}: wall median ${ms(median(wall))} (min ${ms(Math.min(...wall))}, max ${ms(Math.max(...wall))}), ` +
-          `CPU median ${ms(median(cpu))} (min ${ms(Math.min(...cpu))})\n`,
+        `${name}: wall median ${ms(wall.median)} (min ${ms(wall.min)}, max ${ms(wall.max)}), ` +
+          `CPU median ${ms(cpu.median)} (min ${ms(cpu.min)})\n`,
       );
     }
     const [a, b] = builds;
     if (a !== undefined && b !== undefined) {
-      const wall = a.starts.map((s, i) => s.wallMs - (b.starts[i]?.wallMs ?? 0));
-      const cpu = a.starts.map((s, i) => s.cpuMs - (b.starts[i]?.cpuMs ?? 0));
+      const wall = spread(a.starts.map((s, i) => s.wallMs - (b.starts[i]?.wallMs ?? 0)));
+      const cpu = median(a.starts.map((s, i) => s.cpuMs - (b.starts[i]?.cpuMs ?? 0)));
       process.stdout.write(
-        `A − B, median of pairs: wall ${ms(median(wall))}, CPU ${ms(median(cpu))} ` +
-          `(wall pairs ${ms(Math.min(...wall))} to ${ms(Math.max(...wall))})\n`,
+        `A − B, median of pairs: wall ${ms(wall.median)}, CPU ${ms(cpu)} (wall pairs ${ms(wall.min)} to ${ms(wall.max)})\n`,
       );
     }
-    process.stdout.write(
-      `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}\n`,
-    );
+    process.stdout.write(`${machine}\n`);
   } finally {
     stopAll();
     other?.remove();
@@ -253,6 +258,5 @@ async function ready(ref: string | undefined) {
   }
 }
 
-process.on('exit', stopAll);
 const args = process.argv.slice(2);
-await (args.includes('--ready') ? ready(args.find((a) => !a.startsWith('--'))) : main()).finally(stopAll);
+runBench(() => (args.includes('--ready') ? ready(args.find((a) => !a.startsWith('--'))) : main()));

@@ -8,7 +8,7 @@ import { API, tokenHeaders } from './fixture.js';
 import { requestHeads } from './load.js';
 import { signed } from './median.js';
 import { recordedClients } from './mix/mix.js';
-import { floorAndTokenPath, MAIN, runBench, start, startUpstream, stopAll } from './process.js';
+import { floorAndTokenPath, MAIN, num, runBench, start, startUpstream, stopAll } from './process.js';
 import { buildRef, writeResults } from './worktree.js';
 
 /**
@@ -24,11 +24,11 @@ import { buildRef, writeResults } from './worktree.js';
  * one. INSTR_PAUSE=<s>: each process idles that long between its start and its first request (the
  * "slow state" of bench/README.md).
  */
-const WARMUP = Number(process.env.INSTR_WARMUP ?? 3000);
-const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 2000);
+const WARMUP = num('INSTR_WARMUP', 3000);
+const REQUESTS = num('INSTR_REQUESTS', 2000);
 const CONNECTIONS = 50;
 const MIX = process.env.INSTR_MIX === '1' ? recordedClients() : undefined;
-const PAUSE_MS = Number(process.env.INSTR_PAUSE ?? 0) * 1000;
+const PAUSE_MS = num('INSTR_PAUSE', 0) * 1000;
 
 /** Instructions per request: all threads, and the part in V8's optimising compiler. */
 interface Count {

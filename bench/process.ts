@@ -9,7 +9,7 @@ export const benchFile = (file: string) => fileURLToPath(new URL(file, import.me
 /** This checkout's `leadgate`. */
 export const MAIN = benchFile('../src/main.js');
 
-/** A whole number from the environment variable `name`, or `fallback`. */
+/** The number in the environment variable `name`, or `fallback`. */
 export const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
 /** The machine, as a bench's last line says it. */
@@ -19,8 +19,9 @@ export const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}
 export const children: ChildProcess[] = [];
 
 /**
- * Starts `node ARGS` (on the cores of `role`: pin.ts; under `wrapper` when given) and resolves with the port it says it listens on: leadgate's ready line, or a
- * bare port number on a line (the bench's own upstream and bare proxies).
+ * Starts `node ARGS` (on the cores of `role`: pin.ts; under `wrapper` when given) and resolves with
+ * the port it says it listens on: leadgate's ready line, or a bare port number on a line (the
+ * bench's own upstream and bare proxies).
  */
 export function start(
   args: string[],
