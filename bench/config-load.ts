@@ -1,5 +1,5 @@
 import { loadConfig } from '../src/config/load.js';
-import { writeBenchConfig } from './fixture.js';
+import { writeSoakConfig } from './fixture.js';
 
 /**
  * `node --expose-gc config-load.js N`: time to load a config with N keys of the soak shape, and heap
@@ -7,7 +7,7 @@ import { writeBenchConfig } from './fixture.js';
  * Prints one JSON line.
  */
 const keys = Number(process.argv[2] ?? 100_000);
-const path = writeBenchConfig({ upstreamPort: 1, engine: 'undici', extraKeys: keys, keyShape: 'soak' });
+const path = writeSoakConfig(keys);
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {});
 gc();
 const before = process.memoryUsage().heapUsed;

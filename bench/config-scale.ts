@@ -1,16 +1,28 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { dirname } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { startGateway } from '../src/gateway.js';
 import { createLogger } from '../src/observability/log.js';
 import { ask } from '../test/helpers/client.js';
-import { serve } from '../test/helpers/process.js';
+import { sleep } from '../test/helpers/fleet.js';
 import { cpuMicros } from './cpu.js';
-import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
+import { API, tokenHeaders, writeBenchConfig, writeSoakConfig } from './fixture.js';
 import { runLoad } from './load.js';
-import { benchFile, serve as leadgate, startUpstream, stopAll } from './process.js';
+import { median, spread } from './median.js';
+import {
+  benchFile,
+  serve as leadgate,
+  MAIN,
+  machine,
+  num,
+  runBench,
+  startUpstream,
+  stopAll,
+} from './process.js';
+import { buildRef } from './worktree.js';
 
 /**
  * `npm run bench:config [-- --million]`: issue 10's targets for large key tables, measured, not
@@ -19,21 +31,34 @@ import { benchFile, serve as leadgate, startUpstream, stopAll } from './process.
  * and CPU), heap while loading (each isolate under a 200 MB cap or not), load time and heap held
  * per key, the longest event-loop pause and the latency of a steady 200 req/s token load during a
  * reload, and token-path throughput with 10, 10,000 and 100,000 keys and 1,000 `origin_ips`.
+ *
+ * `npm run bench:ready [-- <git-ref>]` (`--ready`): start to ready alone, READY_RUNS (9) starts on
+ * READY_KEYS (100,000) such keys; with a ref, that ref's build (a temporary work tree, as bench:ab
+ * builds it) is started in turn with this checkout's, so both see the same machine. Prints wall
+ * clock and CPU per build, their medians and minima, and the median of the per-pair differences.
  */
 const LOAD = benchFile('./config-load.js');
 const WORKER = new URL('../src/config/load-worker.js', import.meta.url);
-const HEADERS = { 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN };
+const HEADERS = tokenHeaders();
 const ADDED_KEY =
   '  - { name: added, key: "sk_added_key_00000000", access_type: WRITE, signing_secret: "added-secret-0000000000000000000000" }\n';
 
 const step = (what: string) => process.stderr.write(`config-scale: ${what}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `leadgate serve` (`main`'s build) on every core from spawn to its ready line, and the CPU it used
+ * by then (user + system, all its threads: on a shared machine, steadier than the wall clock).
+ */
+async function startToReady(config: string, main = MAIN) {
+  const t0 = performance.now();
+  const p = await leadgate(config, { main, env: { LEADGATE_WATCH: '0' }, role: 'free' });
+  return { ...p, wallMs: performance.now() - t0, cpuMs: cpuMicros(p.pid) / 1000 };
+}
 
 async function main() {
   step('starting the bench upstream');
   const upstream = await startUpstream();
-  const soak = (keys: number) =>
-    writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', extraKeys: keys, keyShape: 'soak' });
+  const soak = (keys: number) => writeSoakConfig(keys, upstream.port);
   const out: Record<string, unknown> = {};
   const sizes = process.argv.includes('--million') ? [20_000, 100_000, 1_000_000] : [20_000, 100_000];
   for (const keys of sizes) {
@@ -57,30 +82,35 @@ async function main() {
 }
 
 /**
- * `leadgate serve` from spawn to its ready line, and the CPU it used by then (user + system, all
- * its threads: on a shared machine, steadier than the wall clock); its peak RSS then, and again
- * after a reload by SIGHUP (two configs alive at once, plus the loader thread): what a memory
- * limit must hold.
+ * Start to ready ({@link startToReady}); the peak RSS then, and again after a reload by SIGHUP
+ * (two configs alive at once, plus the loader thread): what a memory limit must hold.
  */
 async function serveAndReload(path: string, keys: number): Promise<Record<string, number>> {
-  const t0 = performance.now();
-  const gw = await serve(path, { LEADGATE_WATCH: '0' }, 600_000);
-  const pid = gw.child.pid ?? 0;
+  const gw = await startToReady(path);
   const peakMb = () => {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const status = readFileSync(`/proc/${gw.pid}/status`, 'utf8');
     return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
   };
   const out: Record<string, number> = {
-    [`ready_ms_${keys}`]: Math.round(performance.now() - t0),
-    [`ready_cpu_ms_${keys}`]: cpuMicros(pid) / 1000,
+    [`ready_ms_${keys}`]: Math.round(gw.wallMs),
+    [`ready_cpu_ms_${keys}`]: gw.cpuMs,
     [`ready_peak_rss_mb_${keys}`]: peakMb(),
   };
+  const reloaded = new Promise<string>((resolve) => {
+    let buf = '';
+    gw.child.stdout?.on('data', (chunk: Buffer) => {
+      buf += chunk.toString();
+      const m = /"msg":"(config reload(?:ed| refused)[^"]*)"/.exec(buf);
+      if (m?.[1]) resolve(m[1]);
+    });
+  });
   appendFileSync(path, ADDED_KEY);
   gw.child.kill('SIGHUP');
-  const line = await gw.waitFor((l) => /^config reload(ed| refused)/.test(String(l.msg)), 600_000);
-  out[`reload_ok_${keys}`] = line.msg === 'config reloaded' ? 1 : 0;
+  out[`reload_ok_${keys}`] = (await reloaded) === 'config reloaded' ? 1 : 0;
   out[`reload_peak_rss_mb_${keys}`] = peakMb();
-  await gw.stop();
+  const exited = new Promise((resolve) => gw.child.once('exit', resolve));
+  gw.child.kill('SIGKILL');
+  await exited;
   return out;
 }
 
@@ -119,7 +149,7 @@ async function reloadUnderLoad(path: string) {
   let errors = 0;
   const one = async () => {
     const t0 = performance.now();
-    const status = await ask(gw.apiPort, { path: '/api/v2/merchant/orders', headers: HEADERS, agent }).then(
+    const status = await ask(gw.apiPort, { path: API, headers: HEADERS, agent }).then(
       (r) => r.status,
       () => 0,
     );
@@ -165,9 +195,8 @@ async function throughput(upstreamPort: number) {
     ['1000_origin_ips', { originIps: 1000 }],
   ] as const;
   for (const [name, keys] of runs) {
-    const path = writeBenchConfig({ upstreamPort, engine: 'undici', ...keys });
-    const gw = await leadgate(path, { env: { LEADGATE_WATCH: '0' } });
-    const url = `http://127.0.0.1:${gw.port}/api/v2/merchant/orders`;
+    const gw = await leadgate(writeBenchConfig({ upstreamPort, ...keys }), { env: { LEADGATE_WATCH: '0' } });
+    const url = `http://127.0.0.1:${gw.port}${API}`;
     await runLoad({ url, headers: HEADERS, connections: 50, seconds: 2 });
     rps[`rps_${name}`] = Math.round(
       (await runLoad({ url, headers: HEADERS, connections: 50, seconds: 5 })).rps,
@@ -178,4 +207,56 @@ async function throughput(upstreamPort: number) {
   return { ...rps, rps_ratio_100k_over_10: ratio };
 }
 
-await main().finally(stopAll);
+/** `npm run bench:ready [-- <git-ref>]`: the starts, each build in turn, and their summary lines. */
+async function ready(ref: string | undefined) {
+  const RUNS = num('READY_RUNS', 9);
+  const KEYS = num('READY_KEYS', 100_000);
+  const other = ref === undefined ? null : buildRef(ref);
+  const config = writeSoakConfig(KEYS);
+  const builds = [
+    { name: 'A (this checkout)', main: MAIN, starts: [] as Array<{ wallMs: number; cpuMs: number }> },
+  ];
+  if (other !== null)
+    builds.push({ name: `B (${ref}, ${other.commit.slice(0, 7)})`, main: other.main, starts: [] });
+  const once = async (main: string) => {
+    const { child, wallMs, cpuMs } = await startToReady(config, main);
+    child.kill('SIGKILL');
+    return { wallMs, cpuMs };
+  };
+  const ms = (x: number) => `${Math.round(x)} ms`;
+  try {
+    process.stderr.write(`bench:ready: ${KEYS} soak-shaped keys, ${RUNS} starts per build\n`);
+    // the config into the page cache, and each build's files, before anything is counted
+    for (const build of builds) await once(build.main);
+    for (let run = 0; run < RUNS; run++) {
+      // alternate which build goes first: a slow swing of the machine hits both alike
+      for (const build of run % 2 === 0 ? builds : [...builds].reverse())
+        build.starts.push(await once(build.main));
+      const line = builds.map((b) => `${b.name.slice(0, 1)} ${ms(b.starts[run]?.wallMs ?? 0)}`).join(' | ');
+      process.stdout.write(`run ${run + 1}: ${line}\n`);
+    }
+    for (const { name, starts } of builds) {
+      const [wall, cpu] = [spread(starts.map((s) => s.wallMs)), spread(starts.map((s) => s.cpuMs))];
+      process.stdout.write(
+        `${name}: wall median ${ms(wall.median)} (min ${ms(wall.min)}, max ${ms(wall.max)}), ` +
+          `CPU median ${ms(cpu.median)} (min ${ms(cpu.min)})\n`,
+      );
+    }
+    const [a, b] = builds;
+    if (a !== undefined && b !== undefined) {
+      const wall = spread(a.starts.map((s, i) => s.wallMs - (b.starts[i]?.wallMs ?? 0)));
+      const cpu = median(a.starts.map((s, i) => s.cpuMs - (b.starts[i]?.cpuMs ?? 0)));
+      process.stdout.write(
+        `A − B, median of pairs: wall ${ms(wall.median)}, CPU ${ms(cpu)} (wall pairs ${ms(wall.min)} to ${ms(wall.max)})\n`,
+      );
+    }
+    process.stdout.write(`${machine}\n`);
+  } finally {
+    stopAll();
+    other?.remove();
+    rmSync(dirname(config), { recursive: true, force: true });
+  }
+}
+
+const args = process.argv.slice(2);
+runBench(() => (args.includes('--ready') ? ready(args.find((a) => !a.startsWith('--'))) : main()));

@@ -9,6 +9,9 @@ export const STOREFRONT_KEY = 'sk_bench_storefront_000000002';
 export const SECRET = 'bench-signing-secret-0000000001';
 /** The lead token every token-path request carries. */
 export const TOKEN = signLeadToken(SECRET, 'lead-1');
+/** The path every request-path run sends, and the token path's headers (READ STOREFRONT + lead token). */
+export const API = '/api/v2/merchant/orders';
+export const tokenHeaders = () => ({ 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN });
 /** A second STOREFRONT key, named `storefront-limited`: the only key a `limitedKeyOnly` policy names. */
 export const LIMITED_KEY = 'sk_bench_storefront_limited_03';
 
@@ -18,7 +21,8 @@ export const LIMITED_KEY = 'sk_bench_storefront_limited_03';
  */
 export function writeBenchConfig(opts: {
   upstreamPort: number;
-  engine: string;
+  /** `upstream.engine`: undici unless said. */
+  engine?: string;
   extraKeys?: number;
   originIps?: number;
   logRequests?: 'all' | 'errors' | 'none';
@@ -42,7 +46,7 @@ export function writeBenchConfig(opts: {
   const lines = [
     'listen: { host: 127.0.0.1, port: 0 }',
     'admin: { host: 127.0.0.1, port: 0 }',
-    `upstream: { url: "http://127.0.0.1:${opts.upstreamPort}", engine: ${opts.engine} }`,
+    `upstream: { url: "http://127.0.0.1:${opts.upstreamPort}", engine: ${opts.engine ?? 'undici'} }`,
     'shutdown: { delay_s: 0, timeout_s: 1 }',
     'leads: { file: leads.yaml }',
     `log: { requests: ${opts.logRequests ?? 'all'} }`,
@@ -79,6 +83,10 @@ export function writeBenchConfig(opts: {
   writeFileSync(join(dir, 'leads.yaml'), 'leads:\n  - { _id: lead-1, customer_id: cust-1 }\n');
   return join(dir, 'gateway.yaml');
 }
+
+/** A config of `keys` keys of the soak shape (beside the bench's own), for the load and start runs. */
+export const writeSoakConfig = (keys: number, upstreamPort = 1) =>
+  writeBenchConfig({ upstreamPort, extraKeys: keys, keyShape: 'soak' });
 
 function plainKey(i: number): string {
   const n = String(i).padStart(8, '0');

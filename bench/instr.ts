@@ -4,9 +4,11 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runs } from '../test/helpers/optional.js';
-import { STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
-import { mixedRequests, recordedClients } from './mix/mix.js';
-import { benchFile, MAIN, start, startUpstream, stopAll } from './process.js';
+import { API, tokenHeaders } from './fixture.js';
+import { requestHeads } from './load.js';
+import { signed } from './median.js';
+import { recordedClients } from './mix/mix.js';
+import { floorAndTokenPath, MAIN, num, runBench, start, startUpstream, stopAll } from './process.js';
 import { buildRef, writeResults } from './worktree.js';
 
 /**
@@ -22,19 +24,11 @@ import { buildRef, writeResults } from './worktree.js';
  * one. INSTR_PAUSE=<s>: each process idles that long between its start and its first request (the
  * "slow state" of bench/README.md).
  */
-const WARMUP = Number(process.env.INSTR_WARMUP ?? 3000);
-const REQUESTS = Number(process.env.INSTR_REQUESTS ?? 2000);
+const WARMUP = num('INSTR_WARMUP', 3000);
+const REQUESTS = num('INSTR_REQUESTS', 2000);
 const CONNECTIONS = 50;
-const MIX = process.env.INSTR_MIX === '1' ? recordedClients() : null;
-const PAUSE_MS = Number(process.env.INSTR_PAUSE ?? 0) * 1000;
-
-/** The request heads a target is sent in turn, byte for byte: the bench's fixed GET, or the mix. */
-function heads(port: number): string[] {
-  const host = `127.0.0.1:${port}`;
-  if (MIX !== null) return mixedRequests(MIX, { host, apikey: STOREFRONT_KEY, token: TOKEN });
-  const h = `Host: ${host}\r\nx-apikey: ${STOREFRONT_KEY}\r\nx-source: web\r\nx-leadtoken: ${TOKEN}`;
-  return [`GET /api/v2/merchant/orders HTTP/1.1\r\n${h}\r\n\r\n`];
-}
+const MIX = process.env.INSTR_MIX === '1' ? recordedClients() : undefined;
+const PAUSE_MS = num('INSTR_PAUSE', 0) * 1000;
 
 /** Instructions per request: all threads, and the part in V8's optimising compiler. */
 interface Count {
@@ -47,7 +41,7 @@ interface Count {
  * reorder them); each answer read by its content-length; any answer but 200 is an error.
  */
 async function drive(port: number, n: number): Promise<void> {
-  const requests = heads(port);
+  const requests = requestHeads(`http://127.0.0.1:${port}${API}`, tokenHeaders(), MIX);
   let next = 0;
   const connection = () =>
     new Promise<void>((resolve, reject) => {
@@ -124,34 +118,6 @@ async function count(name: string, args: string[]): Promise<Count> {
 
 const fmt = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
-async function main() {
-  if (!runs('valgrind', ['--version']))
-    throw new Error('bench:instr needs valgrind (Debian: apt-get install valgrind)');
-  const ref = process.argv[2];
-  const built = ref === undefined ? null : buildRef(ref);
-  try {
-    const upstream = await startUpstream();
-    const gateway = (limited: boolean) => {
-      const rateLimit = limited ? 'all' : undefined;
-      return [
-        'serve',
-        '--config',
-        writeBenchConfig({ upstreamPort: upstream.port, engine: 'undici', rateLimit }),
-      ];
-    };
-    process.stderr.write(`counting: ${WARMUP} requests to warm up, ${REQUESTS} counted, per target\n`);
-    const bare = await count('bare undici proxy', [benchFile('./bare-undici.js'), String(upstream.port)]);
-    const a = await count('A token', [MAIN, ...gateway(false)]);
-    const aPolicy = await count('A token + 1 policy', [MAIN, ...gateway(true)]);
-    const b = built === null ? null : await count('B token', [built.main, ...gateway(false)]);
-    const bPolicy = built === null ? null : await count('B token + 1 policy', [built.main, ...gateway(true)]);
-    report({ bare, a, aPolicy, b, bPolicy, ref, commit: built?.commit ?? null });
-  } finally {
-    stopAll();
-    built?.remove();
-  }
-}
-
 interface Report {
   readonly bare: Count;
   readonly a: Count;
@@ -166,14 +132,13 @@ interface Report {
 const settled = (c: Count) => c.total - c.compiler;
 
 function report(r: Report) {
-  const signed = (n: number, text: string) => `${n >= 0 ? '+' : ''}${text}`;
   const diff = (x: Count, y: Count) => {
     const d = settled(x) - settled(y);
     const all = x.total - y.total;
     return `${signed(d, fmt(d))} (${signed(d, ((100 * d) / settled(y)).toFixed(1))} %); with the compiler ${signed(all, fmt(all))}`;
   };
   console.log(
-    `\ninstructions per request (${WARMUP} requests to warm up, ${REQUESTS} counted${MIX === null ? '' : ', the mixed clients'}${PAUSE_MS > 0 ? `, ${PAUSE_MS / 1000} s idle first` : ''}, node ${process.version})`,
+    `\ninstructions per request (${WARMUP} requests to warm up, ${REQUESTS} counted${MIX === undefined ? '' : ', the mixed clients'}${PAUSE_MS > 0 ? `, ${PAUSE_MS / 1000} s idle first` : ''}, node ${process.version})`,
   );
   const rows: Array<[string, Count | null]> = [
     ['bare undici proxy', r.bare],
@@ -197,14 +162,28 @@ function report(r: Report) {
     node: process.version,
     warmup: WARMUP,
     requests: REQUESTS,
-    mix: MIX !== null,
+    mix: MIX !== undefined,
     pause_s: PAUSE_MS / 1000,
     ...r,
   });
 }
 
-process.on('exit', stopAll);
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exitCode = 1;
+runBench(async () => {
+  if (!runs('valgrind', ['--version']))
+    throw new Error('bench:instr needs valgrind (Debian: apt-get install valgrind)');
+  const ref = process.argv[2];
+  const built = ref === undefined ? null : buildRef(ref);
+  try {
+    const t = floorAndTokenPath((await startUpstream()).port);
+    process.stderr.write(`counting: ${WARMUP} requests to warm up, ${REQUESTS} counted, per target\n`);
+    const bare = await count('bare undici proxy', t.bare);
+    const a = await count('A token', t.token(MAIN));
+    const aPolicy = await count('A token + 1 policy', t.policy(MAIN));
+    const b = built === null ? null : await count('B token', t.token(built.main));
+    const bPolicy = built === null ? null : await count('B token + 1 policy', t.policy(built.main));
+    report({ bare, a, aPolicy, b, bPolicy, ref, commit: built?.commit ?? null });
+  } finally {
+    stopAll();
+    built?.remove();
+  }
 });

@@ -1,8 +1,10 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { STOREFRONT_KEY, TOKEN } from './fixture.js';
+import { mixedRequests, type Recorded } from './mix/mix.js';
 import { pinned } from './pin.js';
 
 export interface LoadResult {
@@ -27,15 +29,8 @@ export interface LoadSpec {
   readonly requests?: readonly string[];
 }
 
-export const hasWrk = (() => {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch (err) {
-    // wrk --version exits 1 after printing its version
-    return (err as { status?: number }).status === 1;
-  }
-})();
+/** wrk is installed (`wrk --version` exits 1 after printing its version). */
+const hasWrk = [0, 1].includes(spawnSync('wrk', ['--version'], { stdio: 'ignore' }).status ?? -1);
 
 const run = promisify(execFile);
 const UNIT: Record<string, number> = { us: 1, ms: 1000, s: 1_000_000 };
@@ -44,18 +39,13 @@ const micros = (text: string | undefined): number => {
   return m?.[1] && m[2] ? Number(m[1]) * (UNIT[m[2]] ?? 1) : Number.NaN;
 };
 
-/** One bounded load run, by wrk (Debian: wrk). */
+/**
+ * One bounded load run by wrk (Debian: wrk) in a child process, awaited: this process goes on
+ * reading the log lines the servers under test write to its pipes, as a log shipper would (why:
+ * "Log lines read as they are written" in bench/README.md).
+ */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   if (!hasWrk) throw new Error('the bench needs wrk (Debian: apt-get install wrk)');
-  return runWrk(spec);
-}
-
-/**
- * wrk in a child process, awaited: this process goes on reading the log lines the servers under
- * test write to its pipes, as a log shipper would (why: "Log lines read as they are written" in
- * bench/README.md).
- */
-async function runWrk(spec: LoadSpec): Promise<LoadResult> {
   const script = writeRequestScript(spec);
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.seconds}s`, '--latency', '--timeout', '5s'];
   const [command, argv] = pinned('load', 'wrk', [...args, '-s', script.file, spec.url]);
@@ -77,15 +67,28 @@ async function runWrk(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /**
+ * The request heads a run sends in turn, byte for byte: a GET of `url` with `headers` after its
+ * Host line, or, given `mix`, the recorded clients' GETs (mix/mix.ts) with the bench's credentials.
+ */
+export function requestHeads(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  mix?: Recorded,
+): string[] {
+  const u = new URL(url);
+  if (mix !== undefined) return mixedRequests(mix, { host: u.host, apikey: STOREFRONT_KEY, token: TOKEN });
+  const lines = [`GET ${u.pathname}${u.search} HTTP/1.1`, `Host: ${u.host}`];
+  for (const [k, v] of Object.entries(headers)) lines.push(`${k}: ${v}`);
+  return [`${lines.join('\r\n')}\r\n\r\n`];
+}
+
+/**
  * A wrk script that sends `spec`'s GET as one fixed string, header order included, on every
  * connection of every run, or `spec.requests` in turn (why: "One request, byte for byte" in
  * bench/README.md; wrk's own `-H` headers come out in another order in each wrk process).
  */
 function writeRequestScript(spec: LoadSpec): { file: string; remove: () => void } {
-  const url = new URL(spec.url);
-  const lines = [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`];
-  for (const [k, v] of Object.entries(spec.headers)) lines.push(`${k}: ${v}`);
-  const requests = spec.requests ?? [`${lines.join('\r\n')}\r\n\r\n`];
+  const requests = spec.requests ?? requestHeads(spec.url, spec.headers);
   // JSON's escapes of printable ASCII, \r and \n are Lua's too.
   if (!requests.every((r) => /^[\x20-\x7e\r\n]*$/.test(r)))
     throw new Error('bench requests are printable ASCII');

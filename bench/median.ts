@@ -18,3 +18,14 @@ export function middleHalf(xs: readonly number[]): [number, number] {
   const half = s.length >> 1;
   return [median(s.slice(0, half)), median(s.slice(s.length - half))];
 }
+
+/** The median of per-round figures, with the lowest and highest round. */
+export function spread(xs: readonly number[]): { median: number; min: number; max: number } {
+  return { median: median(xs), min: Math.min(...xs), max: Math.max(...xs) };
+}
+
+/** `x` with its sign, `+` included: `text` (x to one decimal unless given). */
+export const signed = (x: number, text = x.toFixed(1)) => `${x >= 0 ? '+' : ''}${text}`;
+
+/** Whether `x` µs meets a target of at most `target` µs, as the verdict lines say it. */
+export const met = (x: number, target: number) => `target ≤ ${target} µs: ${x <= target ? 'met' : 'not met'}`;

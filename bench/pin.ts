@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { cpus } from 'node:os';
+import { runs } from '../test/helpers/optional.js';
 
 /**
  * Where the bench's processes run ("Pinning" in bench/README.md): with two cores or more and
@@ -9,16 +10,7 @@ import { cpus } from 'node:os';
 export type Role = 'measured' | 'load' | 'free';
 
 const cores = cpus().length;
-const hasTaskset = (() => {
-  try {
-    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-export const pinning = process.env.BENCH_PIN !== '0' && cores >= 2 && hasTaskset;
+export const pinning = process.env.BENCH_PIN !== '0' && cores >= 2 && runs('taskset', ['--version']);
 
 const CORES: Record<Role, string> = {
   measured: String(cores - 1),

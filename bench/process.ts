@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { writeBenchConfig } from './fixture.js';
 import { pinned, type Role } from './pin.js';
 
 /** A file of the compiled bench (`./upstream.js`), or of the build it belongs to (`../src/…`). */
@@ -7,12 +9,19 @@ export const benchFile = (file: string) => fileURLToPath(new URL(file, import.me
 /** This checkout's `leadgate`. */
 export const MAIN = benchFile('../src/main.js');
 
+/** The number in the environment variable `name`, or `fallback`. */
+export const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+/** The machine, as a bench's last line says it. */
+export const machine = `${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}`;
+
 /** Every process a bench started, killed when it ends. */
 export const children: ChildProcess[] = [];
 
 /**
- * Starts `node ARGS` (on the cores of `role`: pin.ts; under `wrapper` when given) and resolves with the port it says it listens on: leadgate's ready line, or a
- * bare port number on a line (the bench's own upstream and bare proxies).
+ * Starts `node ARGS` (on the cores of `role`: pin.ts; under `wrapper` when given) and resolves with
+ * the port it says it listens on: leadgate's ready line, or a bare port number on a line (the
+ * bench's own upstream and bare proxies).
  */
 export function start(
   args: string[],
@@ -58,3 +67,33 @@ export const startUpstream = () => start([benchFile('./upstream.js')], {}, 'load
 /** `leadgate serve --config CONFIG`, this checkout's or `main`'s, as {@link start} starts it. */
 export const serve = (config: string, o: { main?: string; env?: NodeJS.ProcessEnv; role?: Role } = {}) =>
   start([o.main ?? MAIN, 'serve', '--config', config], o.env, o.role);
+
+/**
+ * What bench:ab and bench:instr compare, as `node` arguments: the bare undici proxy (the floor), and
+ * a build's (`main`: {@link MAIN} or another ref's) token path alone and with one in-memory
+ * rate-limit policy for every key, each proxying to the upstream at `upstreamPort`.
+ */
+export function floorAndTokenPath(upstreamPort: number) {
+  const gateway = (main: string, rateLimit?: 'all') => [
+    main,
+    'serve',
+    '--config',
+    writeBenchConfig({ upstreamPort, rateLimit }),
+  ];
+  return {
+    bare: [benchFile('./bare-undici.js'), String(upstreamPort)],
+    token: (main: string) => gateway(main),
+    policy: (main: string) => gateway(main, 'all'),
+  };
+}
+
+/** Runs a bench: every process it started stopped at the end; an error printed, exit code 1. */
+export function runBench(main: () => Promise<void>): void {
+  process.on('exit', stopAll);
+  main()
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    })
+    .finally(stopAll);
+}

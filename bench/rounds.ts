@@ -1,8 +1,7 @@
 import { cpuMicros } from './cpu.js';
-import { STOREFRONT_KEY, TOKEN } from './fixture.js';
-import { type LoadResult, runLoad } from './load.js';
+import { type LoadResult, requestHeads, runLoad } from './load.js';
 import { median } from './median.js';
-import { mixedRequests, type Recorded } from './mix/mix.js';
+import type { Recorded } from './mix/mix.js';
 
 /** A process under load: its port, and the pid whose CPU (with its children's) is read. */
 export interface Proc {
@@ -60,14 +59,10 @@ export interface RoundsOptions {
 export async function once(t: Target, connections: number, seconds: number): Promise<Run> {
   const before = cpuMicros(t.pid);
   const sideBefore = t.sidePid === undefined ? 0 : cpuMicros(t.sidePid);
-  const host = `127.0.0.1:${t.port}`;
-  const r = await runLoad({
-    url: `http://${host}${t.path}`,
-    headers: t.headers(),
-    requests: t.mix && mixedRequests(t.mix, { host, apikey: STOREFRONT_KEY, token: TOKEN }),
-    connections,
-    seconds,
-  });
+  const url = `http://127.0.0.1:${t.port}${t.path}`;
+  const headers = t.headers();
+  const requests = t.mix && requestHeads(url, headers, t.mix);
+  const r = await runLoad({ url, headers, requests, connections, seconds });
   const side = t.sidePid === undefined ? 0 : cpuMicros(t.sidePid) - sideBefore;
   return { ...r, cpuUs: (cpuMicros(t.pid) - before) / r.requests, sideCpuUs: side / r.requests };
 }

@@ -2,12 +2,21 @@ import { cpus } from 'node:os';
 import { leadDigest } from '../src/client/index.js';
 import { freePort } from '../test/helpers/optional.js';
 import { hasRedis, launchRedis } from '../test/helpers/redis.js';
-import { LIMITED_KEY, SECRET, SERVER_KEY, STOREFRONT_KEY, TOKEN, writeBenchConfig } from './fixture.js';
-import { median, middleHalf } from './median.js';
+import {
+  API,
+  LIMITED_KEY,
+  SECRET,
+  SERVER_KEY,
+  STOREFRONT_KEY,
+  TOKEN,
+  tokenHeaders,
+  writeBenchConfig,
+} from './fixture.js';
+import { median, met, middleHalf, signed } from './median.js';
 import { recordedClients } from './mix/mix.js';
 import { startNginx } from './nginx.js';
-import { pinned, pinningNote, pinSelf } from './pin.js';
-import { benchFile, children, serve, start, startUpstream, stopAll } from './process.js';
+import { pinned, pinningNote, pinSelf, type Role } from './pin.js';
+import { benchFile, children, machine, num, runBench, serve, start, startUpstream } from './process.js';
 import { pipelineCost, seedRevocations } from './revocations.js';
 import { type Measured, measure, once, type Proc, processes, type Target } from './rounds.js';
 import { type Beside, beside } from './side-by-side.js';
@@ -22,7 +31,6 @@ import { writeResults } from './worktree.js';
  * seconds of load, not counted, on a process just before each counted run. BENCH_MIX=1: the bare
  * proxy and (b) also on the recorded clients' requests (mix/), side by side.
  */
-const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SECONDS = num('BENCH_SECONDS', 2);
 const ROUNDS = num('BENCH_ROUNDS', 10);
 const CONNECTIONS = num('BENCH_CONNECTIONS', 50);
@@ -33,8 +41,6 @@ const MIX = process.env.BENCH_MIX === '1' ? recordedClients() : null;
 if (!Number.isInteger(PROCESSES) || PROCESSES < 1)
   throw new Error('BENCH_PROCESSES must be a whole number of at least 1');
 const ROUND_OPTIONS = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIONS, prime: PRIME };
-
-const API = '/api/v2/merchant/orders';
 
 const BARE = 'bare undici proxy (Pool.stream, 15 lines)';
 const BARE_HP = 'bare proxy: http-proxy';
@@ -52,7 +58,6 @@ const TRACED_ALL = 'leadgate (b), tracing on, every request sampled';
 const BARE_MIX = 'bare undici proxy, mixed clients';
 const TOKEN_MIX = 'leadgate (b) STOREFRONT + token, mixed clients';
 const serverHeaders = () => ({ 'x-apikey': SERVER_KEY, 'x-source': 'web' });
-const storefrontHeaders = () => ({ 'x-apikey': STOREFRONT_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN });
 const digestHeaders = () => {
   const ts = Math.floor(Date.now() / 1000);
   const digest = leadDigest(SECRET, 'cust-1', ts);
@@ -81,12 +86,11 @@ function context() {
     await seedRevocations(port, { leads: 10_000, keys: 1_000 });
     return { port, pid: child.pid ?? 0 };
   });
-  const config = async (o: BenchConfig = {}) =>
-    writeBenchConfig({ upstreamPort: (await upstream()).port, engine: 'undici', ...o });
   /** A bench proxy of its own, given the upstream's port. */
   const node = async (file: string, ...args: string[]) =>
     start([benchFile(file), ...args, String((await upstream()).port)]);
-  const lg = async (o: BenchConfig = {}) => serve(await config(o));
+  const lg = async (o: BenchConfig = {}, role?: Role) =>
+    serve(writeBenchConfig({ upstreamPort: (await upstream()).port, ...o }), { role });
   const traced = async (ratio: number) =>
     lg({ tracing: { endpoint: `http://127.0.0.1:${(await collector()).port}/v1/traces`, ratio } });
   const withRedis = async (o: (port: number) => BenchConfig) => {
@@ -95,16 +99,18 @@ function context() {
   };
   // (a), (c) and (d) share one process; (b)'s processes serve (b) alone, all alike
   const abcd = once(() => lg());
-  return { upstream, redis, config, node, lg, abcd, traced, withRedis };
+  return { upstream, redis, node, lg, abcd, traced, withRedis };
 }
 type Context = ReturnType<typeof context>;
 
 /**
  * The bench's targets, one row each: its name, how its process is started (null: what it needs
- * is not installed, the row is left out), the request it is sent, and the bare proxy its CPU is
- * read against. `processes`: the row is served by BENCH_PROCESSES processes started alike, one per
- * round in turn. Rows in the order they are measured in a round: the pairs the verdicts read next
- * to each other (bare, (b), then what is compared with (b)), the rest after them.
+ * is not installed, the row is left out), the request it is sent (the orders path and no headers
+ * unless said), and the bare proxy its CPU is read against (BARE unless said). `processes`: the
+ * row is served by BENCH_PROCESSES processes started alike, one per round in turn. `mix`: only
+ * with BENCH_MIX=1, sent the recorded clients' requests. `side`: another process whose CPU per
+ * request is reported beside. Rows in the order they are measured in a round: the pairs the
+ * verdicts read next to each other (bare, (b), then what is compared with (b)), the rest after.
  */
 interface Row {
   readonly name: string;
@@ -113,41 +119,35 @@ interface Row {
   readonly headers?: () => Record<string, string>;
   readonly base?: string;
   readonly processes?: true;
-  /** Only with BENCH_MIX=1: sent the recorded clients' requests. */
   readonly mix?: true;
   readonly expectStatus?: number;
   readonly control?: Target['control'];
-  /** Another process whose CPU per request is reported beside. */
   readonly side?: (c: Context) => Promise<Proc | null>;
 }
 
-const storefront = { headers: storefrontHeaders };
+const token = { headers: tokenHeaders };
+const bareUndici = (c: Context) => c.node('./bare-undici.js');
 
 const ROWS: readonly Row[] = [
-  { name: BARE, start: (c) => c.node('./bare-undici.js'), processes: true },
-  { name: TOKEN_PATH, start: (c) => c.lg(), ...storefront, processes: true },
-  {
-    name: REVOKED,
-    start: (c) => c.withRedis((port) => ({ redisPort: port })),
-    ...storefront,
-    processes: true,
-  },
+  { name: BARE, start: bareUndici, processes: true },
+  { name: TOKEN_PATH, start: (c) => c.lg(), ...token, processes: true },
+  { name: REVOKED, start: (c) => c.withRedis((port) => ({ redisPort: port })), ...token, processes: true },
   {
     name: LIMITED,
     start: (c) => c.lg({ rateLimit: 'limited' }),
     headers: () => ({ 'x-apikey': LIMITED_KEY, 'x-source': 'web', 'x-leadtoken': TOKEN }),
     processes: true,
-    control: { name: LIMITED_CONTROL, headers: storefrontHeaders },
+    control: { name: LIMITED_CONTROL, headers: tokenHeaders },
   },
-  { name: TRACED, start: (c) => c.traced(0.01), ...storefront },
+  { name: TRACED, start: (c) => c.traced(0.01), ...token },
   {
     name: LIMITED_REDIS,
     start: (c) => c.withRedis((port) => ({ rateLimit: 'all', redisPort: port })),
-    ...storefront,
+    ...token,
     side: (c) => c.redis(),
   },
-  { name: BARE_MIX, start: (c) => c.node('./bare-undici.js'), processes: true, mix: true, base: BARE_MIX },
-  { name: TOKEN_MIX, start: (c) => c.lg(), ...storefront, processes: true, mix: true, base: BARE_MIX },
+  { name: BARE_MIX, start: bareUndici, processes: true, mix: true, base: BARE_MIX },
+  { name: TOKEN_MIX, start: (c) => c.lg(), ...token, processes: true, mix: true, base: BARE_MIX },
   { name: DIRECT, start: (c) => c.upstream() },
   { name: NGINX, start: async (c) => startNginx((await c.upstream()).port) },
   { name: BARE_LOG, start: (c) => c.node('./bare-undici.js', 'log') },
@@ -166,24 +166,16 @@ const ROWS: readonly Row[] = [
     headers: () => ({ 'x-source': 'web' }),
     expectStatus: 401,
   },
-  {
-    name: 'leadgate (b), log.requests: errors',
-    start: (c) => c.lg({ logRequests: 'errors' }),
-    ...storefront,
-  },
+  { name: 'leadgate (b), log.requests: errors', start: (c) => c.lg({ logRequests: 'errors' }), ...token },
   {
     name: 'leadgate (b) on http-proxy',
     start: (c) => c.lg({ engine: 'http-proxy' }),
-    ...storefront,
+    ...token,
     base: BARE_HP,
   },
   // two workers on one core would say nothing: this one runs on every core
-  {
-    name: WORKERS_2,
-    start: async (c) => serve(await c.config({ workers: 2 }), { role: 'free' }),
-    ...storefront,
-  },
-  { name: TRACED_ALL, start: (c) => c.traced(1), ...storefront },
+  { name: WORKERS_2, start: (c) => c.lg({ workers: 2 }, 'free'), ...token },
+  { name: TRACED_ALL, start: (c) => c.traced(1), ...token },
 ];
 
 type BenchTarget = Target & { readonly base: string; readonly expectStatus?: number | undefined };
@@ -227,8 +219,6 @@ function pairedDiffs(a: Measured | undefined, b: Measured | undefined): number[]
  * (the difference of two medians keeps them).
  */
 const pairedOver = (a: Measured | undefined, b: Measured | undefined) => median(pairedDiffs(a, b));
-
-const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
 const round1 = (x: number) => Number(x.toFixed(1));
 
 /**
@@ -267,13 +257,11 @@ function rowsOf(targets: readonly BenchTarget[], results: Map<string, Measured>)
     };
   });
 }
+type Rows = ReturnType<typeof rowsOf>;
 
 /** The verdicts' own rounds (side-by-side.ts): (b) beside bare, bare beside bare, and the mixed pair. */
 async function besideRuns(targets: readonly Target[]) {
-  const sides = (name: string) => {
-    const t = targets.find((x) => x.name === name);
-    return t === undefined ? [] : processes(t);
-  };
+  const sides = (name: string) => targets.filter((x) => x.name === name).flatMap(processes);
   const run = (t: Target, seconds: number) => once(t, CONNECTIONS, seconds);
   const pair = (a: string, b: string, name: string, distinct = false) => {
     const [as, bs] = [sides(a), sides(b)];
@@ -293,9 +281,8 @@ type Besides = Awaited<ReturnType<typeof besideRuns>>;
 /** At one connection: what leadgate and the bare proxies add to the direct round trip. */
 async function latencyPass(targets: readonly Target[]) {
   process.stderr.write('latency pass: 1 connection\n');
-  const names = [DIRECT, BARE, BARE_LOG, TOKEN_PATH];
   const single = await measure(
-    names.flatMap((n) => targets.filter((t) => t.name === n)),
+    [DIRECT, BARE, BARE_LOG, TOKEN_PATH].flatMap((n) => targets.filter((t) => t.name === n)),
     { ...ROUND_OPTIONS, seconds: Math.max(3, Math.round(SECONDS / 2)), connections: 1, warmup: 1 },
   );
   const direct = single.get(DIRECT);
@@ -308,19 +295,17 @@ async function latencyPass(targets: readonly Target[]) {
 
 /** The token path's target: at most this many µs of CPU per request over the bare undici proxy. */
 const TOKEN_TARGET_US = 10;
-const met = (over: number, target: number) => `target ≤ ${target} µs: ${over <= target ? 'met' : 'not met'}`;
 const errorsNote = (n: number) => (n > 0 ? `; ${n} unexpected answers or socket errors` : '');
 
 /**
  * The verdict lines: the token path's from the side-by-side rounds (the host's swings cancel
- * there), with bare beside bare for what the method itself reads, then the
- * table's figure, each row measured alone in turn; then the mixed clients', tracing's, the
- * revocation set's, the rate limits' and the workers'.
+ * there), with bare beside bare for what the method itself reads, then the table's figure, each
+ * row measured alone in turn; then the mixed clients', and those of the rows read against (b),
+ * each when its row ran: tracing's, the revocation set's, the rate limits' and the workers'.
  */
-function printVerdicts(rows: ReturnType<typeof rowsOf>, results: Map<string, Measured>, besides: Besides) {
+function printVerdicts(rows: Rows, results: Map<string, Measured>, besides: Besides) {
   const b = rows.find((r) => r.target === TOKEN_PATH);
   if (b === undefined) return;
-  const alone = spreadOf(pairedDiffs(results.get(TOKEN_PATH), results.get(BARE)), TOKEN_TARGET_US);
   const { token, bare: aa, mixed } = besides;
   // bare and (b) are always measured (BENCH_ONLY keeps them), so the side-by-side rounds always ran
   if (token !== null) {
@@ -332,6 +317,7 @@ function printVerdicts(rows: ReturnType<typeof rowsOf>, results: Map<string, Mea
         `the two measured side by side (${met(over, TOKEN_TARGET_US)}; ${spreadOf(token.diffs, TOKEN_TARGET_US)})${calibration}` +
         errorsNote(token.errors + (aa?.errors ?? 0)),
     );
+    const alone = spreadOf(pairedDiffs(results.get(TOKEN_PATH), results.get(BARE)), TOKEN_TARGET_US);
     console.log(
       `the same, each measured alone in turn (the table): ${b.cpu_us_per_request} µs CPU per request, ${b.cpu_us_over_bare} µs above bare; ${alone}`,
     );
@@ -343,47 +329,50 @@ function printVerdicts(rows: ReturnType<typeof rowsOf>, results: Map<string, Mea
         `(${met(over, TOKEN_TARGET_US)}; ${spreadOf(mixed.diffs, TOKEN_TARGET_US)})${errorsNote(mixed.errors)}`,
     );
   }
-  const over = (name: string) => {
+  const overB = (name: string) => {
     const r = results.get(name);
     return r === undefined ? null : round1(pairedOver(r, results.get(TOKEN_PATH)));
   };
-  const traced = over(TRACED);
-  if (traced !== null)
-    console.log(
-      `tracing: on at 1 % costs ${traced} µs CPU per request over (b) with tracing off (${met(traced, 5)}); every request sampled: ${over(TRACED_ALL)} µs`,
-    );
-  const revoked = over(REVOKED);
-  if (revoked !== null) {
+  const row = (name: string) => rows.find((r) => r.target === name) as Rows[number];
+  /** The line of the row `name`, from its CPU over (b)'s, paired by round; none when it did not run. */
+  const line = (name: string, text: (over: number) => string) => {
+    const over = overB(name);
+    if (over !== null) console.log(text(over));
+  };
+  line(
+    TRACED,
+    (over) =>
+      `tracing: on at 1 % costs ${over} µs CPU per request over (b) with tracing off (${met(over, 5)}); every request sampled: ${overB(TRACED_ALL)} µs`,
+  );
+  line(REVOKED, (over) => {
     // the lookups themselves, in process: over HTTP the rounds swing by more than the target
-    const p = pipelineCost(storefrontHeaders(), API);
-    console.log(
-      `revocation: a set of 10,000 leads and 1,000 keys costs ${revoked} µs CPU per request on the token path over (b) with none, paired by round over HTTP; ` +
-        `in the §3 pipeline itself ${p.over_ns} ns per request (${p.a_ns} ns without, ${p.b_ns} ns with; A B B A, median of 10 rounds) (target ≤ 1 µs: ${p.over_ns <= 1000 ? 'met' : 'not met'})`,
+    const p = pipelineCost(tokenHeaders(), API);
+    return (
+      `revocation: a set of 10,000 leads and 1,000 keys costs ${over} µs CPU per request on the token path over (b) with none, paired by round over HTTP; ` +
+      `in the §3 pipeline itself ${p.over_ns} ns per request (${p.a_ns} ns without, ${p.b_ns} ns with; A B B A, median of 10 rounds) (target ≤ 1 µs: ${p.over_ns <= 1000 ? 'met' : 'not met'})`
     );
-  }
-  const limited = results.get(LIMITED);
-  const control = results.get(LIMITED_CONTROL);
-  if (limited !== undefined && control !== undefined) {
+  });
+  line(LIMITED, (over) => {
+    const [limited, control] = [results.get(LIMITED), results.get(LIMITED_CONTROL)];
     const memory = round1(pairedOver(limited, control));
-    console.log(
+    return (
       `rate limits: one policy in memory costs ${memory} µs CPU per request over (b) on the same processes, A B B A (${met(memory, 3)}; ` +
-        `${spreadOf(pairedDiffs(limited, control), 3)}); ${over(LIMITED)} µs over (b)'s own processes, paired by round`,
+      `${spreadOf(pairedDiffs(limited, control), 3)}); ${over} µs over (b)'s own processes, paired by round`
     );
-  }
-  const onRedis = over(LIMITED_REDIS);
-  if (onRedis !== null)
-    console.log(
-      `rate limits: one policy on Redis costs ${onRedis} µs CPU per request in leadgate over (b) (${met(onRedis, 15)}), ` +
-        `and ${rows.find((r) => r.target === LIMITED_REDIS)?.side_cpu_us_per_request ?? '?'} µs in redis-server`,
-    );
-  const w2 = rows.find((r) => r.target === WORKERS_2);
-  if (w2 !== undefined)
-    console.log(
-      `workers: 2 serve ${w2.rps} req/s against ${b.rps} for one process (×${(w2.rps / b.rps).toFixed(2)}), ${w2.cpu_us_per_request} µs CPU per request (primary and workers) against ${b.cpu_us_per_request}`,
-    );
+  });
+  line(
+    LIMITED_REDIS,
+    (over) =>
+      `rate limits: one policy on Redis costs ${over} µs CPU per request in leadgate over (b) (${met(over, 15)}), ` +
+      `and ${row(LIMITED_REDIS).side_cpu_us_per_request ?? '?'} µs in redis-server`,
+  );
+  line(WORKERS_2, () => {
+    const w2 = row(WORKERS_2);
+    return `workers: 2 serve ${w2.rps} req/s against ${b.rps} for one process (×${(w2.rps / b.rps).toFixed(2)}), ${w2.cpu_us_per_request} µs CPU per request (primary and workers) against ${b.cpu_us_per_request}`;
+  });
 }
 
-function print(rows: ReturnType<typeof rowsOf>, latency: Awaited<ReturnType<typeof latencyPass>> | null) {
+function print(rows: Rows, latency: Awaited<ReturnType<typeof latencyPass>> | null) {
   console.log(
     '\n| target | req/s | p50 µs | p99 µs | CPU µs/req | CPU over bare | req/s ÷ bare | ÷ nginx |\n|---|---|---|---|---|---|---|---|',
   );
@@ -413,40 +402,36 @@ function besideJson(b: Besides) {
   };
 }
 
-async function main() {
+runBench(async () => {
   pinSelf();
-  const tool = 'wrk';
+  const cores = cpus().length;
   process.stderr.write(
-    `leadgate bench: ${tool}, ${cpus().length} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
+    `leadgate bench: wrk, ${cores} cores, ${ROUNDS}×${SECONDS}s, ${CONNECTIONS} connections; ${pinningNote}\n`,
   );
   const targets = await startTargets();
   const results = await measure(targets, { ...ROUND_OPTIONS, warmup: num('BENCH_WARMUP', 5) });
   const rows = rowsOf(targets, results);
   const besides = await besideRuns(targets);
   const latency = ONLY === null ? await latencyPass(targets) : null;
-  const machine = { cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version };
-  const load = { tool, connections: CONNECTIONS, seconds: SECONDS, rounds: ROUNDS };
-  const report = {
+  writeResults('latest.json', {
     when: new Date().toISOString(),
-    machine,
-    load: { ...load, processes_per_verdict_row: PROCESSES, pinned: pinningNote },
+    machine: { cores, cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
+    load: {
+      tool: 'wrk',
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      processes_per_verdict_row: PROCESSES,
+      pinned: pinningNote,
+    },
     rows,
     side_by_side: besideJson(besides),
     latency_added_over_direct: latency,
-  };
-  writeResults('latest.json', report);
+  });
   print(rows, latency);
   printVerdicts(rows, results, besides);
   console.log(
-    `${tool}, ${machine.cores} cores (${machine.cpu}), node ${machine.node}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round (the token verdict's rounds side by side); ` +
+    `wrk, ${machine}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round (the token verdict's rounds side by side); ` +
       `bare, (b) and (b) + 1 in-memory policy each served by ${PROCESSES} processes in turn; ${pinningNote}; JSON in bench/results/latest.json`,
   );
-}
-
-process.on('exit', stopAll);
-main()
-  .catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  })
-  .finally(stopAll);
+});

@@ -1,11 +1,11 @@
-import { execFileSync } from 'node:child_process';
 import { Agent } from 'node:http';
 import { openRedisLink } from '../src/store/connect.js';
 import { createRedisStore } from '../src/store/redis.js';
 import type { RedisSettings } from '../src/store/settings.js';
-import { ask } from '../test/helpers/client.js';
+import { ask, scrape } from '../test/helpers/client.js';
 import { startCluster } from '../test/helpers/cluster.js';
 import { digestLookup, keysYaml, writeConfig } from '../test/helpers/fixture.js';
+import { sleep } from '../test/helpers/fleet.js';
 import { serve } from '../test/helpers/process.js';
 import { startRedis } from '../test/helpers/redis.js';
 import { startRecordingUpstream } from '../test/helpers/upstream.js';
@@ -28,39 +28,45 @@ const CUSTOMERS = 20_000;
 const IN_FLIGHT = 256;
 const CONNECTIONS = 32;
 
+const upstream = await startRecordingUpstream();
+const redis = await startRedis();
+const cluster = await startCluster();
+
 /** CPU seconds redis-server spent (user + sys) on these ports, from INFO cpu. */
-function redisCpu(ports: readonly number[]): number {
+async function redisCpu(ports: readonly number[]): Promise<number> {
   let total = 0;
-  for (const port of ports) {
-    const info = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'info', 'cpu'], {
-      encoding: 'utf8',
-    });
-    for (const m of info.matchAll(/^used_cpu_(?:sys|user):([0-9.]+)/gm)) total += Number(m[1]);
-  }
+  for (const port of ports)
+    for (const m of (await cluster.cli(port, 'info', 'cpu')).matchAll(/^used_cpu_(?:sys|user):([0-9.]+)/gm))
+      total += Number(m[1]);
   return total;
+}
+
+/** `workers` loops calling `one` until `seconds` are up: the calls made. */
+async function loops(workers: number, seconds: number, one: () => Promise<void>): Promise<number> {
+  const until = Date.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (; Date.now() < until; done++) await one();
+    }),
+  );
+  return done;
 }
 
 async function storeAlone(settings: RedisSettings, masters: readonly number[]) {
   const link = openRedisLink(settings, () => {});
   const store = createRedisStore({ link, keyPrefix: 'bench:', epoch: { began: () => {} } });
   await store.ready;
-  const cpuBefore = redisCpu(masters);
-  const until = Date.now() + SECONDS * 1000;
-  let done = 0;
+  const cpuBefore = await redisCpu(masters);
   let totalUs = 0;
   let n = 0;
   const stamp = Math.floor(Date.now() / 1000) + 1;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (Date.now() < until) {
-        const started = performance.now();
-        await store.claimOnce(`digest:bench:${(n++).toString(16).padStart(64, '0')}`, 600_000, stamp);
-        totalUs += (performance.now() - started) * 1000;
-        done++;
-      }
-    }),
-  );
-  const cpu = redisCpu(masters) - cpuBefore;
+  const done = await loops(IN_FLIGHT, SECONDS, async () => {
+    const started = performance.now();
+    await store.claimOnce(`digest:bench:${(n++).toString(16).padStart(64, '0')}`, 600_000, stamp);
+    totalUs += (performance.now() - started) * 1000;
+  });
+  const cpu = (await redisCpu(masters)) - cpuBefore;
   await store.close();
   return {
     claimsPerSecond: Math.round(done / SECONDS),
@@ -70,10 +76,22 @@ async function storeAlone(settings: RedisSettings, masters: readonly number[]) {
   };
 }
 
-async function throughGateway(stateYaml: string, upstreamUrl: string, masters: readonly number[]) {
+/** The store's round trips so far, from /metrics: their count and their summed seconds. */
+async function storeMetrics(port: number) {
+  let sum = 0;
+  let count = 0;
+  for (const [series, value] of await scrape(port)) {
+    const m = /^leadgate_state_store_duration_seconds_(sum|count)\{/.exec(series);
+    if (m?.[1] === 'sum') sum += value;
+    else if (m?.[1] === 'count') count += value;
+  }
+  return { sum, count };
+}
+
+async function throughGateway(stateYaml: string, masters: readonly number[]) {
   const leads = `leads:\n${Array.from({ length: CUSTOMERS }, (_, i) => `  - { _id: "lead-${i}", customer_id: "c${i}" }`).join('\n')}\n`;
   const file = writeConfig({
-    upstream: upstreamUrl,
+    upstream: upstream.url,
     leads,
     keys: keysYaml(),
     extra: `${stateYaml}
@@ -84,31 +102,21 @@ rate_limits:
   });
   const gw = await serve(file);
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  // Warm up, then measure.
   const statuses = new Map<number, number>();
   let i = 0;
-  const run = async (seconds: number) => {
-    const until = Date.now() + seconds * 1000;
-    let done = 0;
-    await Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (Date.now() < until) {
-          const r = await ask(gw.apiPort, { ...digestLookup(`c${i++ % CUSTOMERS}`), agent });
-          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-          done++;
-        }
-      }),
-    );
-    return done;
-  };
-  // Stamps after the second the store's markers were adopted in, then a warm-up.
-  await new Promise((r) => setTimeout(r, 1_100));
+  const run = (seconds: number) =>
+    loops(CONNECTIONS, seconds, async () => {
+      const r = await ask(gw.apiPort, { ...digestLookup(`c${i++ % CUSTOMERS}`), agent });
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    });
+  // Stamps after the second the store's markers were adopted in, then a warm-up, then measure.
+  await sleep(1_100);
   await run(1);
   statuses.clear();
   const before = await storeMetrics(gw.adminPort);
-  const cpuBefore = redisCpu(masters);
+  const cpuBefore = await redisCpu(masters);
   const done = await run(SECONDS);
-  const cpu = redisCpu(masters) - cpuBefore;
+  const cpu = (await redisCpu(masters)) - cpuBefore;
   const after = await storeMetrics(gw.adminPort);
   agent.destroy();
   await gw.stop();
@@ -121,24 +129,8 @@ rate_limits:
     redisCpuUsPerRequest: Math.round((cpu / done) * 1e6),
     statuses: Object.fromEntries(statuses),
   };
-
-  async function storeMetrics(port: number) {
-    const metricsText = (await ask(port, { path: '/metrics' })).text;
-    let sum = 0;
-    let count = 0;
-    for (const m of metricsText.matchAll(
-      /^leadgate_state_store_duration_seconds_(sum|count)\{[^}]*\} (\S+)/gm,
-    )) {
-      if (m[1] === 'sum') sum += Number(m[2]);
-      else count += Number(m[2]);
-    }
-    return { sum, count };
-  }
 }
 
-const upstream = await startRecordingUpstream();
-const redis = await startRedis();
-const cluster = await startCluster();
 try {
   const settings = (target: RedisSettings['target']): RedisSettings => ({
     target,
@@ -146,25 +138,20 @@ try {
     timeoutMs: 1_000,
     keyPrefix: 'bench:',
   });
-  const one = settings({ kind: 'url', url: redis.url });
   const node = cluster.nodes[0];
-  const many = settings({
-    kind: 'cluster',
-    nodes: [{ host: '127.0.0.1', port: node?.port ?? 0 }],
-    tls: false,
-  });
   const masters = (await cluster.masters()).map((m) => m.port);
   const rows = {
-    'one Redis: store alone': await storeAlone(one, [redis.port]),
-    '3-master cluster: store alone': await storeAlone(many, masters),
+    'one Redis: store alone': await storeAlone(settings({ kind: 'url', url: redis.url }), [redis.port]),
+    '3-master cluster: store alone': await storeAlone(
+      settings({ kind: 'cluster', nodes: [{ host: '127.0.0.1', port: node?.port ?? 0 }], tls: false }),
+      masters,
+    ),
     'one Redis: through a gateway': await throughGateway(
       `state: { redis: { url: "${redis.url}", timeout_ms: 1000 } }`,
-      upstream.url,
       [redis.port],
     ),
     '3-master cluster: through a gateway': await throughGateway(
       `state: { redis: { cluster: { nodes: ["${node?.address}"] }, timeout_ms: 1000 } }`,
-      upstream.url,
       masters,
     ),
   };

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** What record.ts writes into a recorded value, and the load fills in. */
+/** What scripts/record-mix.ts writes into a recorded value, and the load fills in. */
 export const PLACEHOLDERS = { host: '{host}', apikey: '{apikey}', token: '{token}' } as const;
 
 export interface RecordedClient {

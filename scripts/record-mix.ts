@@ -4,11 +4,12 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PLACEHOLDERS, type Recorded, type RecordedClient } from './mix.js';
+import { PLACEHOLDERS, type Recorded, type RecordedClient } from '../bench/mix/mix.js';
 
 /**
  * `npm run bench:record-mix`: records the header sets and orders real HTTP clients installed here
- * send, into bench/mix/clients.json (what the mixed-traffic load replays: mix.ts). A recording
+ * send, into bench/mix/clients.json (what the mixed-traffic load replays: bench/mix/mix.ts), as
+ * write-schema.ts writes its files. A recording
  * server on 127.0.0.1 keeps each request's head byte for byte; each client sends one GET of the
  * bench's path with leadgate's three headers set through its own API (so they land where that
  * client puts a caller's headers), values as placeholders the load fills in. A client that is not
@@ -179,7 +180,7 @@ async function main() {
     rmSync(dir, { recursive: true, force: true });
   }
   const out: Recorded = { recorded: new Date().toISOString().slice(0, 10), path: PATH, clients: recorded };
-  writeFileSync(here('../../../bench/mix/clients.json'), `${JSON.stringify(out, null, 2)}\n`);
+  writeFileSync(here('../../bench/mix/clients.json'), `${JSON.stringify(out, null, 2)}\n`);
   process.stderr.write(`wrote bench/mix/clients.json: ${recorded.length} clients\n`);
 }
 
