@@ -100,7 +100,7 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'the gateway failed to serve this request',
   },
   upstream_unavailable: {
-    when: 'the upstream (or the lead backend) refused, reset, or answered unusably',
+    when: "the upstream (or the lead backend) refused, reset, or answered unusably; once its answer has started, the client's answer is cut instead (see below)",
     detail: 'the upstream is unavailable (ECONNREFUSED)',
   },
   shutting_down: {
@@ -112,7 +112,7 @@ export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; rea
     detail: 'single use of lead digests cannot be checked right now: retry in a second',
   },
   upstream_timeout: {
-    when: 'no upstream response headers within `upstream.timeout_ms` once the request body was sent, or an upstream that took none of the body for that long',
+    when: "no upstream response headers within `upstream.timeout_ms` once the request body was sent, an upstream that took none of the body for that long, or (cut, see below) sent none of its answer's body for that long",
     detail: 'the upstream did not answer in time',
   },
 };
@@ -149,6 +149,14 @@ keeps it in step.
 | status | code | when |
 |---|---|---|
 ${table.join('\n')}
+
+Two outcomes have no answer of their own, only a line in the log and a count in
+\`leadgate_requests_total\`: a client that left before its answer was whole is counted
+\`499\` \`client_closed\`; an upstream that fails after its answer has started (it resets mid-body, or on the
+undici engine sends no more of it for \`upstream.timeout_ms\`) cannot be answered with a problem any more, so the client's answer is cut (HTTP/1.1: the
+connection closes before the body's end; HTTP/2: the stream is reset with \`INTERNAL_ERROR\`) and the
+request is counted \`502\` \`upstream_unavailable\` (or \`504\` \`upstream_timeout\`), which the shipped
+\`LeadgateUpstreamErrors\` alert counts.
 
 ## One example each
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GatewayError } from '../contract/errors.js';
 import type { Generation } from '../generation.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { RequestLog } from '../observability/request-log.js';
@@ -28,6 +29,8 @@ export interface Closing {
   readonly res: ServerResponse;
   /** 'ok', or the code of the refusal the request was answered with. */
   readonly code: string;
+  /** The refusal that cut an answer already under way (exchange.ts), else null. */
+  readonly cutFor: GatewayError | null;
   readonly trace: RequestTrace | null;
   readonly generation: Generation;
   readonly unanswered: UnansweredKind;
@@ -44,7 +47,8 @@ export function closeOut(ex: Closing, last: Phase, deps: CloseOutDeps): void {
   const seconds = Number(process.hrtime.bigint() - ex.started) / 1e9;
   // An h2 stream reset by its client reports writableFinished too: answeredWhole tells them apart.
   const whole = answeredWhole(res);
-  const status = whole ? res.statusCode : 499;
+  // Not whole: cut for a refusal (the upstream failed mid-answer: its status), else the client left.
+  const status = whole ? res.statusCode : (ex.cutFor?.status ?? 499);
   const code = !whole && ex.code === 'ok' ? 'client_closed' : ex.code;
   const kind = kindOf(last, ex.code, ex.unanswered);
   const keyName = keyOf(last)?.name;

@@ -11,6 +11,7 @@ import type { Logger } from '../observability/log.js';
 import type { CallSpan, RequestTrace, RequestTracer } from '../tracing/index.js';
 import { type CloseOutDeps, type Closing, closeOut, type UnansweredKind } from './close-out.js';
 import type { ConnectionGuard, Failable } from './connection.js';
+import { failAnswer } from './forward.js';
 import {
   type Answered,
   CLOSED,
@@ -49,6 +50,8 @@ export class Exchange implements Failable, Closing {
   readonly started = process.hrtime.bigint();
   /** 'ok', or the code of the refusal it was answered with (the last one). */
   code = 'ok';
+  /** The refusal that cut an answer already under way (the upstream failed mid-answer), else null. */
+  cutFor: GatewayError | null = null;
   /** This request's spans when it is sampled, else null. */
   readonly trace: RequestTrace | null;
   readonly unanswered: UnansweredKind;
@@ -118,7 +121,10 @@ export class Exchange implements Failable, Closing {
   ): void {
     this.code = error.code;
     if (this.answered) {
-      this.res.destroy();
+      // An answer under way (the upstream's headers passed on) is cut, so that no client takes
+      // it for whole; a client already gone is not.
+      if (!this.res.destroyed) this.cutFor = error;
+      failAnswer(this.res);
       return;
     }
     this.leaveBody();

@@ -82,9 +82,15 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
     });
     proxyRes.on('resume', () => unblock(flight));
     proxyRes.on('end', () => unblock(flight));
-    // An upstream that dies mid-body: end the client's response too, never crash.
-    proxyRes.on('error', () => res.destroy());
-    proxyRes.on('aborted', () => res.destroy());
+    // An upstream that dies mid-body: the client's answer is cut and counted as the upstream's
+    // failure (the exchange's refusal); never a crash. Once the client left, only cut.
+    const cut = () => {
+      if (answeredWhole(res)) return;
+      if (flight.left || res.destroyed) cutAnswer(res);
+      else fail(flight, new GatewayError('upstream_unavailable', 'the upstream cut its answer'));
+    };
+    proxyRes.on('error', cut);
+    proxyRes.on('aborted', cut);
   });
   proxy.on('econnreset', () => {
     // The client went away first; http-proxy aborts the upstream request itself.

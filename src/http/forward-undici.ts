@@ -15,7 +15,7 @@ export interface UndiciForwarderOptions {
   readonly keepAliveTimeoutMs?: number;
 }
 
-const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
 
 /** One forwarded request, as undici's dispatch handler: methods on a prototype, no closures. */
@@ -116,12 +116,11 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.stopDeadline();
     if (this.done) return;
-    const { res } = this.job;
-    if (res.headersSent || res.destroyed) {
-      this.done = true;
-      res.destroy();
+    if (this.job.res.destroyed) {
+      this.done = true; // the client left first
       return;
     }
+    // Before the answer started: answered 502 or 504. After: the answer is cut, counted as such.
     const code = (err as NodeJS.ErrnoException).code ?? '';
     this.fail(
       TIMEOUTS.has(code)

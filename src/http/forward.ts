@@ -62,10 +62,16 @@ export function answeredWhole(res: ServerResponse): boolean {
 
 /**
  * Cuts the client's answer: on HTTP/1.1 its connection, on HTTP/2 its stream alone, reset with
- * CANCEL (a compat response's `destroy()` would reset it with NO_ERROR, which reads as "done").
+ * `code`: CANCEL when the client is why (it stopped reading), INTERNAL_ERROR when the gateway
+ * cannot finish an answer it started (the upstream failed mid-answer), which every client reads
+ * as a failed stream. Never NO_ERROR, a compat response's `destroy()`: before END_STREAM, a client
+ * may read that as a whole answer (Node's does).
  */
-export function cutAnswer(res: ServerResponse): void {
+export function cutAnswer(res: ServerResponse, code: number = constants.NGHTTP2_CANCEL): void {
   const stream = (res as { stream?: Http2Stream }).stream;
   if (stream === undefined) res.destroy();
-  else if (!stream.destroyed) stream.close(constants.NGHTTP2_CANCEL);
+  else if (!stream.destroyed) stream.close(code);
 }
+
+/** {@link cutAnswer} for an answer the gateway cannot finish. */
+export const failAnswer = (res: ServerResponse): void => cutAnswer(res, constants.NGHTTP2_INTERNAL_ERROR);

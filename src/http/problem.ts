@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { GatewayError } from '../contract/errors.js';
+import { failAnswer } from './forward.js';
 
 /**
  * Writes an RFC 9457 problem for a refusal. The body holds the catalogue's fixed words and the
@@ -13,7 +14,7 @@ export function writeProblem(
   carried = false,
 ): void {
   if (res.headersSent) {
-    res.destroy();
+    failAnswer(res); // an answer under way is cut, never ended as if whole
     return;
   }
   const body = problemBody(error, requestId);
@@ -65,8 +66,12 @@ export function problemBody(error: GatewayError, requestId: string): string {
  */
 export function answerOrCut(res: ServerResponse, error: GatewayError): void {
   try {
-    if (res.headersSent || res.destroyed === true || res.writableEnded) {
+    if (res.destroyed === true || res.writableEnded) {
       res.destroy();
+      return;
+    }
+    if (res.headersSent) {
+      failAnswer(res);
       return;
     }
     writeProblem(res, error, 'none');
