@@ -39,7 +39,8 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
     '`deny` (503 `store_unavailable`, Retry-After 1) or `allow` (accepted, logged and counted) when the store cannot answer',
   ...rateLimitsMeanings,
   'upstream.url': 'the backend every valid request is forwarded to',
-  'upstream.timeout_ms': 'longest wait for the upstream response headers: then 504 `upstream_timeout`',
+  'upstream.timeout_ms':
+    'longest wait for the upstream response headers: then 504 `upstream_timeout`; once the answer has started, longest the upstream may send nothing of it while the client reads: then the answer is cut, counted 504 `upstream_timeout`',
   'upstream.connect_timeout_ms': 'connect timeout and idle socket timeout toward the upstream',
   'upstream.max_sockets': 'keep-alive connections to the upstream',
   'upstream.health_path': 'when set, /readyz is 503 while the upstream does not answer it with 2xx/3xx',
@@ -70,7 +71,7 @@ export const FIELD_MEANINGS: Readonly<Record<string, string>> = {
   'limits.max_pipelined_requests':
     'pipelined requests that may wait on one connection: then it is not read until half are answered',
   'limits.send_timeout_ms':
-    'a connection not read for `max_pipelined_requests` on which no answer is written for this long (its client reads none) is closed; a forwarded answer its client takes nothing of for this long is cut with its upstream request; an h2 stream with no frame either way for this long is cancelled, and an h2 session whose streams have not finished this long after GOAWAY is destroyed',
+    'a connection not read for `max_pipelined_requests` on which no answer is written for this long (its client reads none) is closed; a forwarded answer its client takes nothing of for this long is cut with its upstream request; an h2 stream with no frame either way for this long is cancelled (not one whose answer has started with nothing waiting for the client: that wait is on the upstream: `upstream.timeout_ms`), and an h2 session whose streams have not finished this long after GOAWAY is destroyed',
   'limits.buffer_body_bytes':
     'a request body that ends within this is received whole before an upstream connection is taken (0: always stream)',
   'limits.min_body_rate_bps':

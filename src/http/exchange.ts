@@ -11,7 +11,7 @@ import type { Logger } from '../observability/log.js';
 import type { CallSpan, RequestTrace, RequestTracer } from '../tracing/index.js';
 import { type CloseOutDeps, type Closing, closeOut, type UnansweredKind } from './close-out.js';
 import type { ConnectionGuard, Failable } from './connection.js';
-import { failAnswer } from './forward.js';
+import { failAnswer, gone } from './forward.js';
 import {
   type Answered,
   CLOSED,
@@ -123,7 +123,7 @@ export class Exchange implements Failable, Closing {
     if (this.answered) {
       // An answer under way (the upstream's headers passed on) is cut, so that no client takes
       // it for whole; a client already gone is not.
-      if (!this.res.destroyed) this.cutFor = error;
+      if (!gone(this.res)) this.cutFor = error;
       failAnswer(this.res);
       return;
     }

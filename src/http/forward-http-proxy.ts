@@ -3,12 +3,15 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { GatewayError } from '../contract/errors.js';
-import { answeredWhole, cutAnswer, type Forwarder, type ForwardJob } from './forward.js';
+import { answeredWhole, cutAnswer, type Forwarder, type ForwardJob, gone } from './forward.js';
 import { downstreamHeaders } from './headers.js';
+
+const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
 
 interface InFlight {
   readonly job: ForwardJob;
   readonly started: bigint;
+  /** The wait for the answer's headers, then (while it flows) for its next byte. */
   timer: NodeJS.Timeout | null;
   proxyReq: { destroy(error?: Error): unknown } | null;
   failed: GatewayError | null;
@@ -33,8 +36,9 @@ function unblock(flight: InFlight): void {
  *
  * `http-proxy` with a keep-alive agent (without one it closes every upstream connection).
  * Request bodies as body.ts hands them on; answers stream back untouched. Upstream refused or
- * reset → 502, no response headers within `timeoutMs` of the body's end → 504, a client that goes
- * away aborts the upstream request.
+ * reset → 502, no response headers within `timeoutMs` of the body's end → 504 (and mid-answer, no
+ * byte for `timeoutMs` while the client reads: the answer cut, 504), a client that goes away
+ * aborts the upstream request.
  */
 export function createHttpProxyForwarder(agent: Agent): Forwarder {
   const proxy = httpProxy.createProxyServer({ agent, xfwd: false, changeOrigin: false, ws: false });
@@ -68,9 +72,26 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
       // for close (or HTTP/1.0) must get it, so say it here.
       res.getHeader('connection') ?? (res.shouldKeepAlive ? undefined : 'close'),
     );
+    // While the answer flows, no byte of it for `timeoutMs` is the upstream stalling (undici's
+    // bodyTimeout): its answer is cut, 504. Not while paused: that wait is the client's.
+    const stalled = () => {
+      flight.timer = null;
+      if (!answeredWhole(res) && !flight.left) fail(flight, upstreamTimeout());
+    };
+    const flowing = () => {
+      if (flight.timer) clearTimeout(flight.timer);
+      flight.timer = flight.failed ? null : setTimeout(stalled, flight.job.timeoutMs);
+    };
+    const held = () => {
+      if (flight.timer) clearTimeout(flight.timer);
+      flight.timer = null;
+    };
+    flowing();
+    proxyRes.on('data', () => flight.timer?.refresh());
     // The answer is piped: the pipe pauses it while the client takes nothing (a write waits for
     // `drain`). Paused for `sendTimeoutMs`: the client's connection (or h2 stream) and the upstream go.
     proxyRes.on('pause', () => {
+      held();
       flight.blocked ??= setTimeout(() => {
         flight.blocked = null;
         if (answeredWhole(res) || flight.left) return;
@@ -80,13 +101,19 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
         cutAnswer(res);
       }, flight.job.sendTimeoutMs);
     });
-    proxyRes.on('resume', () => unblock(flight));
-    proxyRes.on('end', () => unblock(flight));
+    proxyRes.on('resume', () => {
+      unblock(flight);
+      flowing();
+    });
+    proxyRes.on('end', () => {
+      unblock(flight);
+      held();
+    });
     // An upstream that dies mid-body: the client's answer is cut and counted as the upstream's
     // failure (the exchange's refusal); never a crash. Once the client left, only cut.
     const cut = () => {
       if (answeredWhole(res)) return;
-      if (flight.left || res.destroyed) cutAnswer(res);
+      if (flight.left || gone(res)) cutAnswer(res);
       else fail(flight, new GatewayError('upstream_unavailable', 'the upstream cut its answer'));
     };
     proxyRes.on('error', cut);
@@ -112,7 +139,7 @@ export function createHttpProxyForwarder(agent: Agent): Forwarder {
       const wait = () => {
         if (flight.failed || flight.answered) return;
         flight.timer = setTimeout(() => {
-          fail(flight, new GatewayError('upstream_timeout', 'the upstream did not answer in time'));
+          fail(flight, upstreamTimeout());
         }, job.timeoutMs);
       };
       job.req.headers = job.headers as IncomingMessage['headers'];

@@ -2,7 +2,14 @@ import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../contract/errors.js';
 import { type Deadline, Deadlines, type Expiring } from './deadlines.js';
-import { answeredWhole, cutAnswer, type Forwarder, type ForwardHandle, type ForwardJob } from './forward.js';
+import {
+  answeredWhole,
+  cutAnswer,
+  type Forwarder,
+  type ForwardHandle,
+  type ForwardJob,
+  gone,
+} from './forward.js';
 import { downstreamHeaders } from './headers.js';
 import { Pool } from './undici-pool.js';
 
@@ -72,6 +79,9 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
       controller.abort(new Error('already answered'));
       return;
     }
+    // An informational answer (103 Early Hints) is not passed on, as Node's client drops it for
+    // the http-proxy engine: the final answer's head is the client's one head.
+    if (statusCode < 200) return;
     this.responded = true;
     this.stopDeadline();
     const { job } = this;
@@ -116,7 +126,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.stopDeadline();
     if (this.done) return;
-    if (this.job.res.destroyed) {
+    if (gone(this.job.res)) {
       this.done = true; // the client left first
       return;
     }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { constants, type Http2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { GatewayError } from '../contract/errors.js';
 
@@ -73,5 +74,28 @@ export function cutAnswer(res: ServerResponse, code: number = constants.NGHTTP2_
   else if (!stream.destroyed) stream.close(code);
 }
 
-/** {@link cutAnswer} for an answer the gateway cannot finish. */
-export const failAnswer = (res: ServerResponse): void => cutAnswer(res, constants.NGHTTP2_INTERNAL_ERROR);
+/**
+ * {@link cutAnswer} for an answer the gateway cannot finish. On HTTP/1.1 without TLS the
+ * connection is reset, not closed: an answer framed by the close (HTTP/1.0) would otherwise end as
+ * a whole one ends. (Over TLS the close carries no close_notify, which a strict client notices.)
+ */
+export function failAnswer(res: ServerResponse): void {
+  const socket = res.socket as (Socket & { encrypted?: boolean }) | null;
+  if ((res as { stream?: Http2Stream }).stream === undefined && socket != null && socket.encrypted !== true) {
+    try {
+      socket.resetAndDestroy();
+      return;
+    } catch {
+      // not a TCP socket: closed below
+    }
+  }
+  cutAnswer(res, constants.NGHTTP2_INTERNAL_ERROR);
+}
+
+/**
+ * The client's response is gone (its connection or h2 stream destroyed). An h2 compat response
+ * has no `destroyed` of its own: its stream's is read.
+ */
+export function gone(res: ServerResponse): boolean {
+  return res.destroyed === true || (res as { stream?: Http2Stream }).stream?.destroyed === true;
+}

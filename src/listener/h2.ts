@@ -25,7 +25,8 @@ export function h2Limits(h1: H1Options): http2.SecureServerOptions {
  * HTTP/1.1 keep-alive connection is closed; a GOAWAY sent or received lets the streams still open
  * finish for `h2CloseGraceMs`, then the session is destroyed (a peer that never reads its answers
  * would otherwise keep it, and what it holds, for ever); a stream with no frame either way for
- * `streamTimeoutMs` is cancelled. A session Node ends for a flood (rapid reset, invalid frames,
+ * `streamTimeoutMs` is cancelled, unless its answer has started and nothing of it waits for the
+ * client (the upstream stalls: the forwarder cuts that one as the upstream's). A session Node ends for a flood (rapid reset, invalid frames,
  * refused streams, session memory) is counted. Returns how to close it (the listener's closeIdle).
  */
 export function superviseSession(
@@ -54,6 +55,9 @@ export function superviseSession(
     session.on('error', () => bounds.onBound('h2_flood'));
     session.on('stream', (stream: http2.ServerHttp2Stream) => {
       stream.setTimeout(bounds.streamTimeoutMs, () => {
+        // An answer under way with nothing waiting for the client: the upstream is the one idle,
+        // and the forwarder's own wait (upstream.timeout_ms) cuts it as the upstream's, not this.
+        if (stream.headersSent && stream.bufferSize === 0) return;
         bounds.onBound('send_timeout');
         stream.close(CANCEL);
       });

@@ -43,7 +43,7 @@ export interface ConnectionBounds {
   readonly maxConnections: number;
   /** How long an h2 session that got or sent GOAWAY may take to finish its streams before it is destroyed. */
   readonly h2CloseGraceMs: number;
-  /** An h2 stream with no frame either way for this long is cancelled. */
+  /** An h2 stream with no frame either way for this long is cancelled (unless only the upstream is idle: h2.ts). */
   readonly streamTimeoutMs: number;
   readonly onBound: (bound: ListenerBound) => void;
 }

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePki } from '../helpers/certs.js';
@@ -29,6 +30,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function startCuttingBackend() {
   const server = http.createServer((req, res) => {
     req.resume();
+    if (req.url?.includes('hints')) {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+      res.end('hello');
+      return;
+    }
     const framing = req.url?.includes('length') ? { 'content-length': '100000' } : {};
     res.writeHead(200, { 'content-type': 'text/plain', ...framing });
     res.write('part of the answer');
@@ -53,6 +59,8 @@ for (const engine of ['undici', 'http-proxy'] as const) {
   describe(`an upstream that resets mid-answer (${engine})`, () => {
     let backend: Awaited<ReturnType<typeof startCuttingBackend>>;
     let s: Served;
+    /** The same on a plain-text listener. */
+    let plain: Served;
     beforeAll(async () => {
       backend = await startCuttingBackend();
       const pair = pki.server(`upstream-cut-${engine}`);
@@ -61,12 +69,14 @@ for (const engine of ['undici', 'http-proxy'] as const) {
           upstream: backend.url,
           engine,
           timeoutMs: 1_000,
-          extra: 'log: { requests: all }',
+          extra: 'log: { requests: all }\nlimits: { send_timeout_ms: 500 }',
           listenFields: `tls: { cert_file: ${pair.cert}, key_file: ${pair.key} }`,
         }),
       );
+      plain = await serve(writeConfig({ upstream: backend.url, engine, timeoutMs: 1_000 }));
     });
     afterAll(async () => {
+      await plain.stop();
       await s.stop();
       await backend.close();
     });
@@ -112,20 +122,50 @@ for (const engine of ['undici', 'http-proxy'] as const) {
         );
       });
 
-    // undici's bodyTimeout; the http-proxy engine has no timeout once the answer started
-    if (engine === 'undici')
-      it('HTTP/1.1: an upstream that sends no more of its body for upstream.timeout_ms: cut, counted 504 upstream_timeout', async () => {
-        let text = '';
-        const moved = await counted(
-          async () => {
-            text = await h1('stall');
-          },
-          series(504, 'upstream_timeout'),
+    it('HTTP/1.1: an upstream that sends no more of its body for upstream.timeout_ms: cut, counted 504 upstream_timeout', async () => {
+      let text = '';
+      const moved = await counted(
+        async () => {
+          text = await h1('stall');
+        },
+        series(504, 'upstream_timeout'),
+      );
+      expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+      expect(text.endsWith('0\r\n\r\n')).toBe(false);
+      expect(moved).toEqual({ cut: 1, clientClosed: 0 });
+    });
+
+    it('HTTP/1.0, plain text: the cut answer ends in a reset, not the close that ends a whole one', async () => {
+      const before = (await scrape(plain.adminPort)).get(series(502, 'upstream_unavailable')) ?? 0;
+      const ending = await new Promise<string>((resolve) => {
+        const socket = net.connect(plain.apiPort, '127.0.0.1');
+        socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+        socket.on('end', () => resolve('end'));
+        socket.resume();
+        socket.write(
+          request('GET /api/v2/merchant/orders?chunked HTTP/1.0', [
+            ['Host', 'localhost'],
+            ['x-apikey', KEYS.server.key],
+            ['x-source', 'web'],
+          ]),
         );
-        expect(text.startsWith('HTTP/1.1 200')).toBe(true);
-        expect(text.endsWith('0\r\n\r\n')).toBe(false);
-        expect(moved).toEqual({ cut: 1, clientClosed: 0 });
       });
+      // an HTTP/1.0 answer is framed by the close: before, a plain close (FIN) ended the cut one too
+      expect(ending).toBe('ECONNRESET');
+      for (let i = 0; i < 100; i++) {
+        const now = (await scrape(plain.adminPort)).get(series(502, 'upstream_unavailable')) ?? 0;
+        if (now !== before) break;
+        await sleep(20);
+      }
+      expect((await scrape(plain.adminPort)).get(series(502, 'upstream_unavailable'))).toBe(before + 1);
+    });
+
+    it('HTTP/1.1: an informational answer (103 Early Hints) is not passed on; the final one is, whole', async () => {
+      const text = await h1('hints');
+      expect(text.startsWith('HTTP/1.1 200')).toBe(true);
+      expect(text).toContain('hello');
+      expect(text).not.toContain('103');
+    });
 
     for (const framing of ['chunked', 'length'] as const) {
       it(`HTTP/1.1, ${framing}: the connection closes before the body's end; counted 502 upstream_unavailable`, async () => {
@@ -144,7 +184,8 @@ for (const engine of ['undici', 'http-proxy'] as const) {
       });
     }
 
-    it('HTTP/2: the stream is reset with INTERNAL_ERROR, not NO_ERROR; counted 502 upstream_unavailable', async () => {
+    /** One h2 GET with `query`: its status, body, whether it ended cleanly and its reset code. */
+    async function h2Get(query: string) {
       const session = http2.connect(`https://localhost:${s.apiPort}`, {
         ca,
         servername: 'localhost',
@@ -152,40 +193,58 @@ for (const engine of ['undici', 'http-proxy'] as const) {
       } as never);
       session.on('error', () => {});
       try {
-        let outcome = { status: 0, ended: false, rstCode: -1, body: '' };
-        const moved = await counted(
-          () =>
-            new Promise<void>((resolve) => {
-              const stream = session.request({
-                ':path': '/api/v2/merchant/orders?chunked',
-                'x-apikey': KEYS.server.key,
-                'x-source': 'web',
-              });
-              stream.on('response', (h) => {
-                outcome.status = Number(h[':status']);
-              });
-              stream.on('data', (c: Buffer) => {
-                outcome.body += c.toString();
-              });
-              stream.on('end', () => {
-                outcome.ended = true;
-              });
-              stream.on('error', () => {});
-              stream.on('close', () => {
-                outcome = { ...outcome, rstCode: stream.rstCode ?? -1 };
-                resolve();
-              });
-            }),
+        return await new Promise<{ status: number; ended: boolean; rstCode: number; body: string }>(
+          (resolve) => {
+            const outcome = { status: 0, ended: false, rstCode: -1, body: '' };
+            const stream = session.request({
+              ':path': `/api/v2/merchant/orders?${query}`,
+              'x-apikey': KEYS.server.key,
+              'x-source': 'web',
+            });
+            stream.on('response', (h) => {
+              outcome.status = Number(h[':status']);
+            });
+            stream.on('data', (c: Buffer) => {
+              outcome.body += c.toString();
+            });
+            stream.on('end', () => {
+              outcome.ended = true;
+            });
+            stream.on('error', () => {});
+            stream.on('close', () => resolve({ ...outcome, rstCode: stream.rstCode ?? -1 }));
+          },
         );
-        expect(outcome.status).toBe(200);
-        expect(outcome.body).toContain('part of the answer');
-        // before: the stream ended (NO_ERROR) and the client held a cut body as the whole answer
-        expect(outcome.ended).toBe(false);
-        expect(outcome.rstCode).toBe(http2.constants.NGHTTP2_INTERNAL_ERROR);
-        expect(moved).toEqual({ cut: 1, clientClosed: 0 });
       } finally {
         session.close();
       }
+    }
+
+    it('HTTP/2: the stream is reset with INTERNAL_ERROR, not NO_ERROR; counted 502 upstream_unavailable', async () => {
+      let outcome = { status: 0, ended: false, rstCode: -1, body: '' };
+      const moved = await counted(async () => {
+        outcome = await h2Get('chunked');
+      });
+      expect(outcome.status).toBe(200);
+      expect(outcome.body).toContain('part of the answer');
+      // before: the stream ended (NO_ERROR) and the client held a cut body as the whole answer
+      expect(outcome.ended).toBe(false);
+      expect(outcome.rstCode).toBe(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      expect(moved).toEqual({ cut: 1, clientClosed: 0 });
+    });
+
+    it("HTTP/2: an upstream that stalls mid-answer past the stream's idle bound is the upstream's: INTERNAL_ERROR, 504", async () => {
+      // send_timeout_ms (the idle-stream bound) is shorter than upstream.timeout_ms here
+      let outcome = { status: 0, ended: false, rstCode: -1, body: '' };
+      const moved = await counted(
+        async () => {
+          outcome = await h2Get('stall');
+        },
+        series(504, 'upstream_timeout'),
+      );
+      expect([outcome.status, outcome.ended]).toEqual([200, false]);
+      // before: CANCEL, which Node's client reads as a whole answer, counted as the client's 499
+      expect(outcome.rstCode).toBe(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      expect(moved).toEqual({ cut: 1, clientClosed: 0 });
     });
 
     it.runIf(requires('curl', runs('curl', ['--version']), 'Debian: curl'))(
