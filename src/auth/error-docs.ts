@@ -151,12 +151,12 @@ keeps it in step.
 ${table.join('\n')}
 
 Two outcomes have no answer of their own, only a line in the log and a count in
-\`leadgate_requests_total\`: a client that left before its answer was whole is counted
-\`499\` \`client_closed\`; an upstream that fails after its answer has started (it resets mid-body, or sends
-no more of it for \`upstream.timeout_ms\` while the client reads) cannot be answered with a problem any more, so the client's answer is cut (HTTP/1.1: the
-connection is reset, or closed without TLS's close_notify; HTTP/2: the stream is reset with
-\`INTERNAL_ERROR\`) and the
-request is counted \`502\` \`upstream_unavailable\` (or \`504\` \`upstream_timeout\`), which the shipped
+\`leadgate_requests_total\`: a client that left before its answer was whole is counted \`499\`
+\`client_closed\`; an upstream that fails after its answer has started (it resets mid-body, or
+sends no more of it for \`upstream.timeout_ms\` while the client reads) cannot be answered with a
+problem any more, so the client's answer is cut (HTTP/1.1: the connection is reset, or closed
+without TLS's close_notify; HTTP/2: the stream is reset with \`INTERNAL_ERROR\`) and the request is
+counted \`502\` \`upstream_unavailable\` (or \`504\` \`upstream_timeout\`), which the shipped
 \`LeadgateUpstreamErrors\` alert counts.
 
 ## One example each

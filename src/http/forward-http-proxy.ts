@@ -3,10 +3,15 @@ import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import httpProxy from 'http-proxy';
 import { GatewayError } from '../contract/errors.js';
-import { answeredWhole, cutAnswer, type Forwarder, type ForwardJob, gone } from './forward.js';
+import {
+  answeredWhole,
+  cutAnswer,
+  type Forwarder,
+  type ForwardJob,
+  gone,
+  upstreamTimeout,
+} from './forward.js';
 import { downstreamHeaders } from './headers.js';
-
-const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
 
 interface InFlight {
   readonly job: ForwardJob;

@@ -9,6 +9,7 @@ import {
   type ForwardHandle,
   type ForwardJob,
   gone,
+  upstreamTimeout,
 } from './forward.js';
 import { downstreamHeaders } from './headers.js';
 import { Pool } from './undici-pool.js';
@@ -23,7 +24,6 @@ export interface UndiciForwarderOptions {
 }
 
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const upstreamTimeout = () => new GatewayError('upstream_timeout', 'the upstream did not answer in time');
 
 /** One forwarded request, as undici's dispatch handler: methods on a prototype, no closures. */
 class ForwardHandler implements Dispatcher.DispatchHandler, Expiring {

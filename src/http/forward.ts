@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { constants, type Http2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { GatewayError } from '../contract/errors.js';
+import { GatewayError } from '../contract/errors.js';
 
 /**
  * One request to pass on. The headers are final (hygiene was done by the caller) and belong to
@@ -99,3 +99,7 @@ export function failAnswer(res: ServerResponse): void {
 export function gone(res: ServerResponse): boolean {
   return res.destroyed === true || (res as { stream?: Http2Stream }).stream?.destroyed === true;
 }
+
+/** What either engine answers (or cuts an answer with) when the upstream is too slow. */
+export const upstreamTimeout = (): GatewayError =>
+  new GatewayError('upstream_timeout', 'the upstream did not answer in time');
