@@ -38,6 +38,8 @@ export function writeConfig(opts: {
   upstreamFields?: string;
   /** More fields of the `listen:` map, e.g. `tls: { ... }`. */
   listenFields?: string;
+  /** The `shutdown:` map; a short drain by default. */
+  shutdown?: string;
 }): string {
   const dir = mkdtempSync(join(tmpdir(), 'leadgate-test-'));
   const file = join(dir, 'gateway.yaml');
@@ -47,7 +49,7 @@ export function writeConfig(opts: {
     `listen: { host: 127.0.0.1, port: 0${opts.listenFields ? `, ${opts.listenFields}` : ''} }
 admin: { host: 127.0.0.1, port: 0 }
 upstream: { url: "${opts.upstream}", timeout_ms: ${opts.timeoutMs ?? 2000}, engine: ${opts.engine ?? 'undici'}${opts.upstreamFields ? `, ${opts.upstreamFields}` : ''} }
-shutdown: { delay_s: 0, timeout_s: 2 }
+shutdown: ${opts.shutdown ?? '{ delay_s: 0, timeout_s: 2 }'}
 ${opts.extra ?? ''}
 ${opts.keys ?? keysYaml()}`,
   );

@@ -77,6 +77,9 @@ describe('forward-auth refuses while shutting down', () => {
       writeConfig({
         upstream: upstream.url,
         timeoutMs: 10_000,
+        // A drain long enough for a loaded machine: the 2 s default could end it (and close both
+        // connections unanswered) before the half-sent call is completed.
+        shutdown: '{ delay_s: 0, timeout_s: 30 }',
         extra: 'forward_auth: { listen: { host: 127.0.0.1, port: 0 } }',
       }),
     );
@@ -88,8 +91,12 @@ describe('forward-auth refuses while shutting down', () => {
 
       const socket = net.connect(gw.forwardAuthPort ?? 0, '127.0.0.1');
       let text = '';
+      let ended = false;
       socket.on('data', (d: Buffer) => {
         text += d.toString('latin1');
+      });
+      socket.on('close', () => {
+        ended = true;
       });
       await new Promise((r) => socket.once('connect', r));
       const call = ask([HOST]);
@@ -100,7 +107,7 @@ describe('forward-auth refuses while shutting down', () => {
       const closed = () => gw.logs.text.includes('listener closed; finishing in-flight requests');
       while (!closed()) await new Promise((r) => setTimeout(r, 10));
       socket.write(call.slice(cut));
-      while (responses(text).length === 0) {
+      while (responses(text).length === 0 && !ended) {
         await new Promise((r) => setTimeout(r, 10));
       }
       const [answer] = responses(text);
