@@ -84,10 +84,13 @@ describe('forward-auth refuses while shutting down', () => {
       }),
     );
     try {
+      const before = upstream.arrived.length;
       const held = fetch(`http://127.0.0.1:${gw.apiPort}/api/v2/merchant/orders`, {
         headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web' },
       });
-      while (upstream.arrived.length === 0) await new Promise((r) => setTimeout(r, 10));
+      // This request itself at the upstream, not an earlier one: drained before it is in flight,
+      // the gateway would have nothing to finish and close every connection at once.
+      while (upstream.arrived.length === before) await new Promise((r) => setTimeout(r, 10));
 
       const socket = net.connect(gw.forwardAuthPort ?? 0, '127.0.0.1');
       let text = '';
