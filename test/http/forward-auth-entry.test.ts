@@ -84,14 +84,11 @@ describe('forward-auth refuses while shutting down', () => {
       }),
     );
     try {
-      const before = upstream.arrived.length;
-      const held = fetch(`http://127.0.0.1:${gw.apiPort}/api/v2/merchant/orders`, {
-        headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web' },
-      });
-      // This request itself at the upstream, not an earlier one: drained before it is in flight,
-      // the gateway would have nothing to finish and close every connection at once.
-      while (upstream.arrived.length === before) await new Promise((r) => setTimeout(r, 10));
-
+      // The forward-auth call is half sent first. Its bytes must have been read by the gateway
+      // before the drain (a connection with nothing read yet is idle, and the drain closes idle
+      // connections at once: the keep-alive race every server has). The gateway accepts and reads
+      // this connection before it can even accept the API connection opened after it, forward that
+      // request, and have it arrive at the upstream; so once it has arrived, these bytes are read.
       const socket = net.connect(gw.forwardAuthPort ?? 0, '127.0.0.1');
       let text = '';
       let ended = false;
@@ -105,6 +102,14 @@ describe('forward-auth refuses while shutting down', () => {
       const call = ask([HOST]);
       const cut = call.indexOf('x-source');
       socket.write(call.slice(0, cut));
+
+      const before = upstream.arrived.length;
+      const held = fetch(`http://127.0.0.1:${gw.apiPort}/api/v2/merchant/orders`, {
+        headers: { 'x-apikey': KEYS.server.key, 'x-source': 'web' },
+      });
+      // This request itself at the upstream, not an earlier one: drained before it is in flight,
+      // the gateway would have nothing to finish and close every connection at once.
+      while (upstream.arrived.length === before) await new Promise((r) => setTimeout(r, 10));
 
       const drained = gw.drain();
       const closed = () => gw.logs.text.includes('listener closed; finishing in-flight requests');
