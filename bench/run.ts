@@ -25,11 +25,11 @@ import { writeResults } from './worktree.js';
 /**
  * `npm run bench`: everything on 127.0.0.1, one run, targets interleaved over several rounds.
  * BENCH_SECONDS (default 2), BENCH_ROUNDS (10), BENCH_WARMUP (5 runs per target),
- * BENCH_CONNECTIONS (50); BENCH_ONLY=<regex> keeps the targets it matches, with the bare proxy and
- * (b) beside them, and skips the latency pass. BENCH_PROCESSES (3): how many processes serve each
- * of the rows the token and in-memory policy verdicts read, measured in turn. BENCH_PRIME (1):
+ * BENCH_CONNECTIONS (50); BENCH_ONLY=<regex> keeps the targets it matches, with the bare proxy, (b)
+ * and the bare proxy that logs beside them, and skips the latency pass. BENCH_PROCESSES (3): how
+ * many processes serve each of the rows the verdicts read, measured in turn. BENCH_PRIME (1):
  * seconds of load, not counted, on a process just before each counted run. BENCH_MIX=1: the bare
- * proxy and (b) also on the recorded clients' requests (mix/), side by side.
+ * proxies and (b) also on the recorded clients' requests (mix/), side by side.
  */
 const SECONDS = num('BENCH_SECONDS', 2);
 const ROUNDS = num('BENCH_ROUNDS', 10);
@@ -45,9 +45,11 @@ const ROUND_OPTIONS = { rounds: ROUNDS, seconds: SECONDS, connections: CONNECTIO
 const BARE = 'bare undici proxy (Pool.stream, 15 lines)';
 const BARE_HP = 'bare proxy: http-proxy';
 const BARE_LOG = 'bare undici + 1 log line + 1 header';
+const BARE_LOG_MIX = 'bare undici + 1 log line + 1 header, mixed clients';
 const DIRECT = 'upstream direct';
 const NGINX = 'nginx (1 worker, keepalive)';
 const TOKEN_PATH = 'leadgate (b) STOREFRONT + token';
+const LOG_ERRORS = 'leadgate (b), log.requests: errors';
 const REVOKED = 'leadgate (b), 10,000 leads + 1,000 keys revoked';
 const TRACED = 'leadgate (b), tracing on, 1 % sampled';
 const LIMITED = 'leadgate (b) + 1 rate-limit policy, in memory';
@@ -127,10 +129,12 @@ interface Row {
 
 const token = { headers: tokenHeaders };
 const bareUndici = (c: Context) => c.node('./bare-undici.js');
+const bareLogging = (c: Context) => c.node('./bare-undici.js', 'log');
 
 const ROWS: readonly Row[] = [
   { name: BARE, start: bareUndici, processes: true },
   { name: TOKEN_PATH, start: (c) => c.lg(), ...token, processes: true },
+  { name: BARE_LOG, start: bareLogging, processes: true },
   { name: REVOKED, start: (c) => c.withRedis((port) => ({ redisPort: port })), ...token, processes: true },
   {
     name: LIMITED,
@@ -148,9 +152,9 @@ const ROWS: readonly Row[] = [
   },
   { name: BARE_MIX, start: bareUndici, processes: true, mix: true, base: BARE_MIX },
   { name: TOKEN_MIX, start: (c) => c.lg(), ...token, processes: true, mix: true, base: BARE_MIX },
+  { name: BARE_LOG_MIX, start: bareLogging, processes: true, mix: true, base: BARE_MIX },
   { name: DIRECT, start: (c) => c.upstream() },
   { name: NGINX, start: async (c) => startNginx((await c.upstream()).port) },
-  { name: BARE_LOG, start: (c) => c.node('./bare-undici.js', 'log') },
   { name: 'bare proxy: leadgate undici engine', start: (c) => c.node('./bare-proxy.js', 'undici') },
   { name: BARE_HP, start: (c) => c.node('./bare-proxy.js', 'http-proxy'), base: BARE_HP },
   { name: 'leadgate (a) READ SERVER', start: (c) => c.abcd(), headers: serverHeaders },
@@ -166,7 +170,7 @@ const ROWS: readonly Row[] = [
     headers: () => ({ 'x-source': 'web' }),
     expectStatus: 401,
   },
-  { name: 'leadgate (b), log.requests: errors', start: (c) => c.lg({ logRequests: 'errors' }), ...token },
+  { name: LOG_ERRORS, start: (c) => c.lg({ logRequests: 'errors' }), ...token, processes: true },
   {
     name: 'leadgate (b) on http-proxy',
     start: (c) => c.lg({ engine: 'http-proxy' }),
@@ -180,12 +184,15 @@ const ROWS: readonly Row[] = [
 
 type BenchTarget = Target & { readonly base: string; readonly expectStatus?: number | undefined };
 
-/** The processes under test (the rows ONLY keeps, with bare and (b)), and the requests they are sent. */
+/** Kept whatever ONLY says: what the token verdict reads. */
+const ALWAYS = new Set([BARE, TOKEN_PATH, BARE_LOG]);
+
+/** The processes under test (the rows ONLY keeps, with {@link ALWAYS}), and the requests they are sent. */
 async function startTargets(): Promise<BenchTarget[]> {
   const c = context();
   const targets: BenchTarget[] = [];
   for (const row of ROWS) {
-    if (ONLY !== null && row.name !== BARE && row.name !== TOKEN_PATH && !ONLY.test(row.name)) continue;
+    if (ONLY !== null && !ALWAYS.has(row.name) && !ONLY.test(row.name)) continue;
     if (row.mix && MIX === null) continue;
     const first = await row.start(c);
     if (first === null) continue;
@@ -259,7 +266,10 @@ function rowsOf(targets: readonly BenchTarget[], results: Map<string, Measured>)
 }
 type Rows = ReturnType<typeof rowsOf>;
 
-/** The verdicts' own rounds (side-by-side.ts): (b) beside bare, bare beside bare, and the mixed pair. */
+/**
+ * The verdicts' own rounds (side-by-side.ts): (b) beside bare, bare beside bare, (b) beside the bare
+ * proxy that logs, and the same two pairs on the mixed clients.
+ */
 async function besideRuns(targets: readonly Target[]) {
   const sides = (name: string) => targets.filter((x) => x.name === name).flatMap(processes);
   const run = (t: Target, seconds: number) => once(t, CONNECTIONS, seconds);
@@ -269,11 +279,14 @@ async function besideRuns(targets: readonly Target[]) {
       ? null
       : beside(as, bs, run, { ...ROUND_OPTIONS, name, distinct });
   };
-  process.stderr.write('side by side: (b) beside bare, then bare beside bare\n');
+  process.stderr.write('side by side: (b) beside bare, bare beside bare, (b) beside bare + log line\n');
   return {
     token: await pair(BARE, TOKEN_PATH, '(b) beside bare'),
     bare: await pair(BARE, BARE, 'bare beside bare', true),
-    mixed: await pair(BARE_MIX, TOKEN_MIX, '(b) beside bare, mixed clients'),
+    logged: await pair(BARE_LOG, TOKEN_PATH, '(b) beside bare + log'),
+    mixed: await pair(BARE_MIX, TOKEN_MIX, '(b) beside bare, mixed'),
+    loggedMixed: await pair(BARE_LOG_MIX, TOKEN_MIX, '(b) beside bare + log, mixed'),
+    logLine: await pair(LOG_ERRORS, TOKEN_PATH, 'log all beside errors'),
   };
 }
 type Besides = Awaited<ReturnType<typeof besideRuns>>;
@@ -306,7 +319,12 @@ const errorsNote = (n: number) => (n > 0 ? `; ${n} unexpected answers or socket 
 function printVerdicts(rows: Rows, results: Map<string, Measured>, besides: Besides) {
   const b = rows.find((r) => r.target === TOKEN_PATH);
   if (b === undefined) return;
-  const { token, bare: aa, mixed } = besides;
+  const { token, bare: aa, logged, mixed, loggedMixed, logLine } = besides;
+  /** Over the bare proxy that also logs each request (pino) and adds one header: issue 14's floor of a proxy that logs. */
+  const overLogging = (x: Beside | null) =>
+    x === null
+      ? ''
+      : `\n  over the bare undici proxy that also writes one pino log line and one header, side by side: ${round1(median(x.diffs))} µs (${spreadOf(x.diffs)})${errorsNote(x.errors)}`;
   // bare and (b) are always measured (BENCH_ONLY keeps them), so the side-by-side rounds always ran
   if (token !== null) {
     const over = round1(median(token.diffs));
@@ -315,7 +333,8 @@ function printVerdicts(rows: Rows, results: Map<string, Measured>, besides: Besi
     console.log(
       `\nverdict (CPU, the steady figure): the token path costs ${over} µs CPU per request above the bare undici proxy, ` +
         `the two measured side by side (${met(over, TOKEN_TARGET_US)}; ${spreadOf(token.diffs, TOKEN_TARGET_US)})${calibration}` +
-        errorsNote(token.errors + (aa?.errors ?? 0)),
+        errorsNote(token.errors + (aa?.errors ?? 0)) +
+        overLogging(logged),
     );
     const alone = spreadOf(pairedDiffs(results.get(TOKEN_PATH), results.get(BARE)), TOKEN_TARGET_US);
     console.log(
@@ -326,9 +345,13 @@ function printVerdicts(rows: Rows, results: Map<string, Measured>, besides: Besi
     const over = round1(median(mixed.diffs));
     console.log(
       `mixed clients (${MIX.clients.map((c) => c.client).join(', ')}; recorded ${MIX.recorded}): the token path costs ${over} µs CPU per request above the bare undici proxy on the same mix, side by side ` +
-        `(${met(over, TOKEN_TARGET_US)}; ${spreadOf(mixed.diffs, TOKEN_TARGET_US)})${errorsNote(mixed.errors)}`,
+        `(${met(over, TOKEN_TARGET_US)}; ${spreadOf(mixed.diffs, TOKEN_TARGET_US)})${errorsNote(mixed.errors)}${overLogging(loggedMixed)}`,
     );
   }
+  if (logLine !== null)
+    console.log(
+      `the access-log line: (b) with log.requests: all costs ${round1(median(logLine.diffs))} µs CPU per request over (b) with errors (no line for a 200), side by side (${spreadOf(logLine.diffs)})`,
+    );
   const overB = (name: string) => {
     const r = results.get(name);
     return r === undefined ? null : round1(pairedOver(r, results.get(TOKEN_PATH)));
@@ -398,7 +421,10 @@ function besideJson(b: Besides) {
   return {
     token_over_bare: of(b.token),
     bare_beside_bare: of(b.bare),
+    token_over_bare_with_log_line: of(b.logged),
     ...(b.mixed === null ? {} : { token_over_bare_mixed_clients: of(b.mixed) }),
+    ...(b.loggedMixed === null ? {} : { token_over_bare_with_log_line_mixed_clients: of(b.loggedMixed) }),
+    ...(b.logLine === null ? {} : { log_all_over_errors: of(b.logLine) }),
   };
 }
 
@@ -432,6 +458,6 @@ runBench(async () => {
   printVerdicts(rows, results, besides);
   console.log(
     `wrk, ${machine}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round (the token verdict's rounds side by side); ` +
-      `bare, (b) and (b) + 1 in-memory policy each served by ${PROCESSES} processes in turn; ${pinningNote}; JSON in bench/results/latest.json`,
+      `the rows the verdicts read each served by ${PROCESSES} processes in turn; ${pinningNote}; JSON in bench/results/latest.json`,
   );
 });
