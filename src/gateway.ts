@@ -7,6 +7,7 @@ import { type ConfigWatcher, createConfigWatcher } from './config/watch.js';
 import { buildGeneration, type Generation, type SharedDeps } from './generation.js';
 import { createAdminHandler, type Readiness } from './http/admin.js';
 import { BodyWatch } from './http/body.js';
+import { closeOutClientError } from './http/close-out.js';
 import { type ConnectionGuard, createConnectionGuard } from './http/connection.js';
 import { type Lifecycle, serving, startDrain } from './http/drain.js';
 import type { HandlerDeps } from './http/entry.js';
@@ -121,13 +122,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     return effects.upstreamHealthy() ? null : 'upstream not healthy';
   };
 
+  const current = () => live.generation;
+  const requestLog = createRequestLog(logger);
   const deps: HandlerDeps = {
-    current: () => live.generation,
+    current,
     forwarder: await createForwarder(config.upstream, agent),
     metrics,
     logger,
-    requestLog: createRequestLog(logger),
-    guard: newGuard(config, metrics),
+    requestLog,
+    guard: newGuard(config, { metrics, requestLog, current }),
     bodies: new BodyWatch(() => metrics.connectionBounds.inc({ bound: 'body_rate' })),
     lifecycle,
     inflight: metrics.inflight,
@@ -238,11 +241,15 @@ function upstreamAgent(config: Config): http.Agent {
   });
 }
 
-function newGuard(config: Config, metrics: Metrics): ConnectionGuard {
+function newGuard(
+  config: Config,
+  deps: Pick<HandlerDeps, 'metrics' | 'requestLog' | 'current'>,
+): ConnectionGuard {
+  const { metrics } = deps;
   return createConnectionGuard({
     lingerMs: Math.min(LINGER_MS, config.limits.requestTimeoutMs),
     maxPipelined: config.limits.maxPipelinedRequests,
-    onClientError: (error) => metrics.requests.add(error.status, error.code, ''),
+    onClientError: (error, method) => closeOutClientError(error, method, deps.current(), deps),
     sendTimeoutMs: config.limits.sendTimeoutMs,
     onHold: () => metrics.connectionBounds.inc({ bound: 'pipeline' }),
     onSendTimeout: () => metrics.connectionBounds.inc({ bound: 'send_timeout' }),
@@ -347,7 +354,7 @@ async function openListeners(
           });
     let forwardAuth: Listener | null = null;
     if (config.forwardAuth !== null) {
-      const faGuard = newGuard(config, deps.metrics);
+      const faGuard = newGuard(config, deps);
       forwardAuth = await open(config.forwardAuth.listen, {
         name: 'forward_auth',
         bounds: connectionBounds(config, deps.metrics),

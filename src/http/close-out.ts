@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GatewayError } from '../contract/errors.js';
 import type { Generation } from '../generation.js';
@@ -74,6 +75,36 @@ export function closeOut(ex: Closing, last: Phase, deps: CloseOutDeps): void {
     durationMs: Math.round(seconds * 1e6) / 1e3,
     upstreamMs: upstreamSeconds === null ? undefined : Math.round(upstreamSeconds * 1e6) / 1e3,
   });
+}
+
+/**
+ * A client error the connection guard answers itself (connection.ts), with no request to close
+ * out: Node's parser gave up on the bytes (400, 408, 431), or a CONNECT was refused. Counted
+ * (`leadgate_requests_total`, no key) and logged as every refusal is, with the method when one
+ * was parsed (CONNECT) and no path or duration. Returns the request id its answer carries.
+ */
+export function closeOutClientError(
+  error: GatewayError,
+  method: string | undefined,
+  generation: Generation,
+  deps: Pick<CloseOutDeps, 'metrics' | 'requestLog'>,
+): string {
+  const requestId = randomUUID();
+  deps.metrics.requests.add(error.status, error.code, '');
+  // a refusal (status 400 and up): logged unless the config logs nothing
+  if (generation.config.log.requests !== 'none') {
+    deps.requestLog({
+      requestId,
+      method,
+      path: undefined,
+      status: error.status,
+      keyName: undefined,
+      code: error.code,
+      durationMs: undefined,
+      upstreamMs: undefined,
+    });
+  }
+  return requestId;
 }
 
 /**

@@ -22,8 +22,8 @@ interface ConnectionRecord {
   last: boolean;
   /** The latest request that had a body to come when it arrived (Node says `end` only later). */
   receiving: Waiting | null;
-  /** A client error waiting for the earlier answers (RFC 9112 §9.3.2). */
-  deferred: GatewayError | null;
+  /** A client error waiting for the earlier answers (RFC 9112 §9.3.2), and its request id. */
+  deferred: { readonly error: GatewayError; readonly requestId: string } | null;
   /** A client error was seen: the parser is done with this connection. */
   errored: boolean;
   /** The connection ends with a bounded close rather than a plain one. */
@@ -62,8 +62,11 @@ export interface ConnectionGuardOptions {
    * is not read until half of them have been answered (`limits.max_pipelined_requests`).
    */
   readonly maxPipelined: number;
-  /** Counted once per client error answered. */
-  onClientError(error: GatewayError): void;
+  /**
+   * A client error the guard answers itself (no exchange does): counted and logged once, when it
+   * is seen. `method` when one was parsed (CONNECT). Returns the request id its answer carries.
+   */
+  onClientError(error: GatewayError, method?: string): string;
   /**
    * A connection held by the pipeline bound on which no answer is written for this long (its
    * client reads none) is closed (`limits.send_timeout_ms`).
@@ -132,9 +135,9 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       }
       run(conn, next);
     } else if (conn.deferred !== null) {
-      const error = conn.deferred;
+      const { error, requestId } = conn.deferred;
       conn.deferred = null;
-      writeRaw(socket, error, options.lingerMs);
+      writeRaw(socket, error, requestId, options.lingerMs);
     }
   };
 
@@ -204,15 +207,13 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
     refuseTunnel(req: IncomingMessage, target: Socket | ServerResponse): void {
       const error = new GatewayError('bad_request', 'CONNECT is not served: this is not a forward proxy');
       if (req.httpVersionMajor === 2 || !isSocket(target)) {
-        options.onClientError(error);
-        answerOrCut(target as ServerResponse, error);
+        answerOrCut(target as ServerResponse, error, options.onClientError(error, req.method));
         return;
       }
       const socket = target;
       const conn = recordOf(socket as Tracked);
       conn.errored = true;
-      options.onClientError(error);
-      writeRaw(socket, error, options.lingerMs);
+      writeRaw(socket, error, options.onClientError(error, req.method), options.lingerMs);
     },
 
     /** Node's `clientError`: a parse error, a header overflow or a request timeout. */
@@ -226,18 +227,18 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       conn.errored = true;
       conn.linger = true;
       const error = gatewayErrorOf(err);
-      options.onClientError(error);
       const receiving = conn.receiving;
       if (receiving?.exchange != null && !receiving.req.complete) {
+        // the request's own answer: its exchange counts and logs it when it closes
         receiving.exchange.fail(error);
       } else if (conn.pending > 0 || conn.queue.length > 0) {
         // The error is the answer of a request not started yet (or of the next one): it waits.
         if (receiving !== null && receiving.exchange === null && !receiving.req.complete) {
           conn.queue = conn.queue.filter((w) => w !== receiving);
         }
-        conn.deferred = error;
+        conn.deferred = { error, requestId: options.onClientError(error) };
       } else {
-        writeRaw(socket, error, options.lingerMs);
+        writeRaw(socket, error, options.onClientError(error), options.lingerMs);
       }
     },
   };
@@ -329,15 +330,16 @@ function gatewayErrorOf(err: NodeJS.ErrnoException): GatewayError {
 }
 
 /** A problem written straight onto the socket (no request object exists), then a bounded close. */
-function writeRaw(socket: Socket, error: GatewayError, lingerMs: number): void {
+function writeRaw(socket: Socket, error: GatewayError, requestId: string, lingerMs: number): void {
   if (socket.destroyed || !socket.writable) {
     socket.destroy();
     return;
   }
-  const body = problemBody(error, 'none');
+  const body = problemBody(error, requestId);
   socket.write(
     `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
+      `content-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nx-request-id: ${requestId}\r\n` +
+      `connection: close\r\n\r\n${body}`,
   );
   lingerClose(socket, lingerMs);
 }

@@ -64,7 +64,7 @@ export function problemBody(error: GatewayError, requestId: string): string {
  * A problem as the answer of a response that may be gone (an h2 stream reset under it): written
  * when nothing was sent and the stream is open, else the response is cut. Never throws.
  */
-export function answerOrCut(res: ServerResponse, error: GatewayError): void {
+export function answerOrCut(res: ServerResponse, error: GatewayError, requestId = 'none'): void {
   try {
     if (res.destroyed === true || res.writableEnded) {
       res.destroy();
@@ -74,7 +74,7 @@ export function answerOrCut(res: ServerResponse, error: GatewayError): void {
       failAnswer(res);
       return;
     }
-    writeProblem(res, error, 'none');
+    writeProblem(res, error, requestId);
   } catch {
     try {
       res.destroy();

@@ -1,15 +1,18 @@
 import type { Logger } from 'pino';
 import { sinkOf } from './log.js';
 
-/** What one request's log line says. Never a header value, never the query. */
+/**
+ * What one request's log line says. Never a header value, never the query. A client error the
+ * parser raised has no method, path or duration: nothing of the request was parsed.
+ */
 export interface RequestLine {
   readonly requestId: string;
   readonly method: string | undefined;
-  readonly path: string;
+  readonly path: string | undefined;
   readonly status: number;
   readonly keyName: string | undefined;
   readonly code: string;
-  readonly durationMs: number;
+  readonly durationMs: number | undefined;
   readonly upstreamMs: number | undefined;
 }
 
@@ -57,9 +60,11 @@ function str(text: string): string {
 export function formatRequestLine(level: 'info' | 'error', line: RequestLine, nowMs: number): string {
   let text = `{"level":"${level}","time":"${isoTime(nowMs)}","service":"leadgate","request_id":${str(line.requestId)}`;
   if (line.method !== undefined) text += `,"method":${str(line.method)}`;
-  text += `,"path":${str(line.path)},"status":${line.status}`;
+  if (line.path !== undefined) text += `,"path":${str(line.path)}`;
+  text += `,"status":${line.status}`;
   if (line.keyName !== undefined) text += `,"key_name":${str(line.keyName)}`;
-  text += `,"code":${str(line.code)},"duration_ms":${line.durationMs}`;
+  text += `,"code":${str(line.code)}`;
+  if (line.durationMs !== undefined) text += `,"duration_ms":${line.durationMs}`;
   if (line.upstreamMs !== undefined) text += `,"upstream_ms":${line.upstreamMs}`;
   return `${text},"msg":"request"}\n`;
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ask, scrape } from '../helpers/client.js';
 import { digestLookup, KEYS, writeConfig } from '../helpers/fixture.js';
 import { startTestGateway } from '../helpers/gateway.js';
+import { raw, responses } from '../helpers/raw.js';
 import { type RecordingUpstream, startRecordingUpstream } from '../helpers/upstream.js';
 
 /**
@@ -163,5 +164,86 @@ describe('a closed request is counted by the phase it closed in', () => {
         res.end(body.length > 0 ? body : 'ok');
       });
     }
+  });
+});
+
+describe('a client error the parser raises is counted once and logged, with a request id', () => {
+  /** Every requests_total series of `code`, summed: a request counted twice moves it by 2. */
+  const total = (m: Map<string, number>, code: string) =>
+    [...m]
+      .filter(([k]) => k.startsWith('leadgate_requests_total{') && k.includes(`code="${code}"`))
+      .reduce((a, [, v]) => a + v, 0);
+
+  it('bytes that are not HTTP/1.1: 400 with the id of its log line, counted once with no key', async () => {
+    const series = 'status="400",code="bad_request",key=""';
+    const before = await metrics();
+    const r = await raw(gw.apiPort, [
+      'GET /api/v2/merchant/orders HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n',
+    ]);
+    const [answer] = responses(r.text);
+    expect(answer?.status).toBe(400);
+    const id = answer?.headers['x-request-id'];
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect((JSON.parse(answer?.body ?? '{}') as { request_id?: string }).request_id).toBe(id);
+    const after = await waitForChange(before, series);
+    expect(after.get(`leadgate_requests_total{${series}}`)).toBe(
+      (before.get(`leadgate_requests_total{${series}}`) ?? 0) + 1,
+    );
+    expect(total(after, 'bad_request') - total(before, 'bad_request')).toBe(1);
+    // nothing of the request was parsed: no method, path or duration on its line
+    expect(lastLine(id)).toEqual({
+      level: 'info',
+      time: expect.any(String),
+      service: 'leadgate',
+      request_id: id,
+      status: 400,
+      code: 'bad_request',
+      msg: 'request',
+    });
+  });
+
+  it('a bad chunk in a started request: its exchange answers, counted once, under its key', async () => {
+    upstream.behave((req, res) => {
+      req.resume();
+      req.on('error', () => {});
+      req.on('end', () => res.end('ok'));
+    });
+    try {
+      const before = await metrics();
+      const head =
+        'POST /api/v2/merchant/actions HTTP/1.1\r\nHost: x\r\n' +
+        `x-apikey: ${KEYS.write.key}\r\nx-source: web\r\nTransfer-Encoding: chunked\r\n\r\n`;
+      const r = await raw(gw.apiPort, [head, '5\r\nhello\r\n', 50, 'zz\r\n']);
+      const [answer] = responses(r.text);
+      expect(answer?.status).toBe(400);
+      const after = await waitForChange(before, 'status="400",code="bad_request",key="writer"');
+      // before: once by the exchange (key writer) and once more by the guard (no key)
+      expect(total(after, 'bad_request') - total(before, 'bad_request')).toBe(1);
+      expect(lastLine(answer?.headers['x-request-id'])).toMatchObject({
+        key_name: 'writer',
+        code: 'bad_request',
+      });
+    } finally {
+      upstream.behave((_req, res, body) => {
+        res.writeHead(200);
+        res.end(body.length > 0 ? body : 'ok');
+      });
+    }
+  });
+
+  it('CONNECT: 400, logged with its method', async () => {
+    const r = await raw(gw.apiPort, ['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n']);
+    const [answer] = responses(r.text);
+    expect(answer?.status).toBe(400);
+    const id = answer?.headers['x-request-id'];
+    for (let i = 0; i < 50 && lastLine(id).request_id === undefined; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(lastLine(id)).toMatchObject({
+      request_id: id,
+      method: 'CONNECT',
+      status: 400,
+      code: 'bad_request',
+    });
+    expect(lastLine(id)).not.toHaveProperty('path');
   });
 });

@@ -41,11 +41,11 @@ describe('request log line', () => {
     const arbLine = fc.record({
       requestId: fc.uuid(),
       method: fc.option(fc.constantFrom('GET', 'POST', 'DELETE'), { nil: undefined }),
-      path: fc.string({ unit: 'binary' }),
+      path: fc.option(fc.string({ unit: 'binary' }), { nil: undefined }),
       status: fc.integer({ min: 100, max: 599 }),
       keyName: fc.option(fc.string(), { nil: undefined }),
       code: fc.string(),
-      durationMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+      durationMs: fc.option(fc.double({ min: 0, max: 1e6, noNaN: true }), { nil: undefined }),
       upstreamMs: fc.option(fc.double({ min: 0, max: 1e6, noNaN: true }), { nil: undefined }),
     });
     fc.assert(
