@@ -279,7 +279,9 @@ async function besideRuns(targets: readonly Target[]) {
       ? null
       : beside(as, bs, run, { ...ROUND_OPTIONS, name, distinct });
   };
-  process.stderr.write('side by side: (b) beside bare, bare beside bare, (b) beside bare + log line\n');
+  process.stderr.write(
+    'side by side: (b) beside each bare proxy, bare beside bare, (b) beside (b) without its log line\n',
+  );
   return {
     token: await pair(BARE, TOKEN_PATH, '(b) beside bare'),
     bare: await pair(BARE, BARE, 'bare beside bare', true),
@@ -324,7 +326,7 @@ function printVerdicts(rows: Rows, results: Map<string, Measured>, besides: Besi
   const overLogging = (x: Beside | null) =>
     x === null
       ? ''
-      : `\n  over the bare undici proxy that also writes one pino log line and one header, side by side: ${round1(median(x.diffs))} µs (${spreadOf(x.diffs)})${errorsNote(x.errors)}`;
+      : `\n  over the bare undici proxy that also writes one pino log line and one header, side by side: ${median(x.diffs).toFixed(1)} µs (${spreadOf(x.diffs)})${errorsNote(x.errors)}`;
   // bare and (b) are always measured (BENCH_ONLY keeps them), so the side-by-side rounds always ran
   if (token !== null) {
     const over = round1(median(token.diffs));
@@ -350,7 +352,7 @@ function printVerdicts(rows: Rows, results: Map<string, Measured>, besides: Besi
   }
   if (logLine !== null)
     console.log(
-      `the access-log line: (b) with log.requests: all costs ${round1(median(logLine.diffs))} µs CPU per request over (b) with errors (no line for a 200), side by side (${spreadOf(logLine.diffs)})`,
+      `the access-log line: (b) with log.requests: all costs ${median(logLine.diffs).toFixed(1)} µs CPU per request over (b) with errors (no line for a 200), side by side (${spreadOf(logLine.diffs)})`,
     );
   const overB = (name: string) => {
     const r = results.get(name);
@@ -458,6 +460,6 @@ runBench(async () => {
   printVerdicts(rows, results, besides);
   console.log(
     `wrk, ${machine}, ${ROUNDS} rounds × ${SECONDS} s, differences paired by round (the token verdict's rounds side by side); ` +
-      `the rows the verdicts read each served by ${PROCESSES} processes in turn; ${pinningNote}; JSON in bench/results/latest.json`,
+      `the rows the verdicts read each served by ${PROCESSES} process${PROCESSES === 1 ? '' : 'es'} in turn; ${pinningNote}; JSON in bench/results/latest.json`,
   );
 });

@@ -4,7 +4,7 @@ import { CATALOGUE, type ErrorCode, GatewayError } from '../contract/errors.js';
 export const ERROR_DOCS: Readonly<Record<ErrorCode, { readonly when: string; readonly detail: string }>> = {
   bad_request: {
     when: 'not valid HTTP/1.1 as an intermediary must read it (framing, Host, version, CONNECT); on the forward-auth listener also a client copy of an identity header, or a call naming two requests',
-    detail: 'the request has both Content-Length and Transfer-Encoding',
+    detail: 'the request has more than one Host header',
   },
   bad_path: {
     when: 'a path under the prefix that is not in its one canonical spelling',

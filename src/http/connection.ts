@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../contract/errors.js';
+import { gone } from './forward.js';
 import { answerOrCut, problemBody } from './problem.js';
 
 /**
@@ -22,8 +23,8 @@ interface ConnectionRecord {
   last: boolean;
   /** The latest request that had a body to come when it arrived (Node says `end` only later). */
   receiving: Waiting | null;
-  /** A client error waiting for the earlier answers (RFC 9112 §9.3.2), and its request id. */
-  deferred: { readonly error: GatewayError; readonly requestId: string } | null;
+  /** A client error waiting for the earlier answers (RFC 9112 §9.3.2), with its method if parsed. */
+  deferred: { readonly error: GatewayError; readonly method: string | undefined } | null;
   /** A client error was seen: the parser is done with this connection. */
   errored: boolean;
   /** The connection ends with a bounded close rather than a plain one. */
@@ -63,8 +64,9 @@ export interface ConnectionGuardOptions {
    */
   readonly maxPipelined: number;
   /**
-   * A client error the guard answers itself (no exchange does): counted and logged once, when it
-   * is seen. `method` when one was parsed (CONNECT). Returns the request id its answer carries.
+   * A client error the guard answers itself (no exchange does): counted and logged once, as its
+   * answer is written (never for an answer its client is gone before). `method` when one was
+   * parsed (CONNECT). Returns the request id the answer carries.
    */
   onClientError(error: GatewayError, method?: string): string;
   /**
@@ -118,6 +120,18 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
     return conn;
   };
 
+  /**
+   * A client error answered on the socket itself: counted, logged and written with its request id,
+   * unless the client is gone (then nothing is sent, so nothing is counted).
+   */
+  const answerRaw = (socket: Socket, error: GatewayError, method?: string) => {
+    if (socket.destroyed || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    writeRaw(socket, error, options.onClientError(error, method), options.lingerMs);
+  };
+
   /** One answer is written (or its connection broke): the next request, the deferred error, or nothing. */
   const answered = (socket: Tracked, conn: ConnectionRecord, closes: boolean) => {
     conn.pending--;
@@ -135,9 +149,9 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       }
       run(conn, next);
     } else if (conn.deferred !== null) {
-      const { error, requestId } = conn.deferred;
+      const { error, method } = conn.deferred;
       conn.deferred = null;
-      writeRaw(socket, error, requestId, options.lingerMs);
+      answerRaw(socket, error, method);
     }
   };
 
@@ -207,13 +221,22 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
     refuseTunnel(req: IncomingMessage, target: Socket | ServerResponse): void {
       const error = new GatewayError('bad_request', 'CONNECT is not served: this is not a forward proxy');
       if (req.httpVersionMajor === 2 || !isSocket(target)) {
-        answerOrCut(target as ServerResponse, error, options.onClientError(error, req.method));
+        const res = target as ServerResponse;
+        // a stream reset under it gets no answer, so no count
+        const open = !gone(res) && !res.writableEnded;
+        answerOrCut(res, error, open ? options.onClientError(error, req.method) : 'none');
         return;
       }
       const socket = target;
       const conn = recordOf(socket as Tracked);
       conn.errored = true;
-      writeRaw(socket, error, options.onClientError(error, req.method), options.lingerMs);
+      conn.linger = true;
+      if (conn.pending > 0 || conn.queue.length > 0) {
+        // behind answers not written yet: it waits for them, as a parser error does
+        conn.deferred = { error, method: req.method };
+        return;
+      }
+      answerRaw(socket, error, req.method);
     },
 
     /** Node's `clientError`: a parse error, a header overflow or a request timeout. */
@@ -227,6 +250,12 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
       conn.errored = true;
       conn.linger = true;
       const error = gatewayErrorOf(err);
+      if (socket.bytesRead === 0) {
+        // Nothing was sent (a preconnect left idle past the header timeout): no request to count
+        // or log. Its 408 is still written, as before, with no id.
+        writeRaw(socket, error, 'none', options.lingerMs);
+        return;
+      }
       const receiving = conn.receiving;
       if (receiving?.exchange != null && !receiving.req.complete) {
         // the request's own answer: its exchange counts and logs it when it closes
@@ -236,9 +265,9 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
         if (receiving !== null && receiving.exchange === null && !receiving.req.complete) {
           conn.queue = conn.queue.filter((w) => w !== receiving);
         }
-        conn.deferred = { error, requestId: options.onClientError(error) };
+        conn.deferred = { error, method: undefined };
       } else {
-        writeRaw(socket, error, options.onClientError(error), options.lingerMs);
+        answerRaw(socket, error);
       }
     },
   };
@@ -331,10 +360,6 @@ function gatewayErrorOf(err: NodeJS.ErrnoException): GatewayError {
 
 /** A problem written straight onto the socket (no request object exists), then a bounded close. */
 function writeRaw(socket: Socket, error: GatewayError, requestId: string, lingerMs: number): void {
-  if (socket.destroyed || !socket.writable) {
-    socket.destroy();
-    return;
-  }
   const body = problemBody(error, requestId);
   socket.write(
     `HTTP/1.1 ${error.status} ${error.title}\r\ncontent-type: application/problem+json\r\n` +

@@ -231,6 +231,19 @@ describe('a client error the parser raises is counted once and logged, with a re
     }
   });
 
+  it('an error behind an answer that closes the connection is never sent: not counted, not logged', async () => {
+    const before = await metrics();
+    const lines = gw.logs.lines.length;
+    // the 404 says Connection: close; the byte after it would be a 400 nobody receives
+    const r = await raw(gw.apiPort, ['GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nX']);
+    const answers = responses(r.text);
+    expect(answers.map((a) => a.status)).toEqual([404]);
+    await waitForChange(before, 'status="404",code="not_found",key=""');
+    const after = await metrics();
+    expect(total(after, 'bad_request') - total(before, 'bad_request')).toBe(0);
+    expect(gw.logs.lines.slice(lines).filter((l) => l.includes('"code":"bad_request"'))).toEqual([]);
+  });
+
   it('CONNECT: 400, logged with its method', async () => {
     const r = await raw(gw.apiPort, ['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n']);
     const [answer] = responses(r.text);
@@ -245,5 +258,40 @@ describe('a client error the parser raises is counted once and logged, with a re
       code: 'bad_request',
     });
     expect(lastLine(id)).not.toHaveProperty('path');
+  });
+});
+
+describe('a connection that sends nothing is not a request', () => {
+  let quick: Awaited<ReturnType<typeof startTestGateway>>;
+  beforeAll(async () => {
+    quick = await startTestGateway(
+      writeConfig({
+        upstream: upstream.url,
+        extra: 'limits: { header_timeout_ms: 300 }\nlog: { requests: all }',
+      }),
+    );
+  });
+  afterAll(async () => quick.close());
+
+  it('idle past the header timeout: its 408 is written as before, with no count and no log line', async () => {
+    const series = 'status="408",code="request_timeout",key=""';
+    const before = await scrape(quick.adminPort);
+    const lines = quick.logs.lines.length;
+    // a preconnect: nothing sent; then, for contrast, a request half sent
+    const idle = await raw(quick.apiPort, [], { until: (t) => t.includes('\r\n\r\n{') });
+    const half = await raw(quick.apiPort, ['GET /api/v2/merchant/orders HTTP/1.1\r\nHost: a\r\n']);
+    expect(responses(idle.text)[0]?.status).toBe(408);
+    expect(responses(half.text)[0]?.status).toBe(408);
+    const halfId = responses(half.text)[0]?.headers['x-request-id'];
+    expect(halfId).toMatch(/^[0-9a-f-]{36}$/);
+    const after = await scrape(quick.adminPort);
+    // the half-sent request alone
+    expect(
+      (after.get(`leadgate_requests_total{${series}}`) ?? 0) -
+        (before.get(`leadgate_requests_total{${series}}`) ?? 0),
+    ).toBe(1);
+    const timeouts = quick.logs.lines.slice(lines).filter((l) => l.includes('"code":"request_timeout"'));
+    expect(timeouts).toHaveLength(1);
+    expect(timeouts[0]).toContain(`"request_id":"${String(halfId)}"`);
   });
 });

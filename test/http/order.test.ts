@@ -68,6 +68,7 @@ describe.each(['undici', 'http-proxy'] as const)('answer order on %s', (engine) 
       431,
       'headers_too_large',
     ],
+    ['a CONNECT', () => [`${validPost}CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\n\r\n`], 400, 'bad_request'],
     [
       'that is too slow',
       () => [`${validPost}GET /api/v2/merchant/orders HTTP/1.1\r\nHost: x\r\n`],
