@@ -228,12 +228,21 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
         return;
       }
       const socket = target;
+      // Node hands a CONNECT's socket over without its own listeners (lib/_http_server.js): a
+      // reset or a failed write on it must not become an uncaught exception.
+      socket.on('error', () => socket.destroy());
       const conn = recordOf(socket as Tracked);
       conn.errored = true;
       conn.linger = true;
       if (conn.pending > 0 || conn.queue.length > 0) {
-        // behind answers not written yet: it waits for them, as a parser error does
+        // Behind answers not written yet: it waits for them, as a parser error does. What Node no
+        // longer does for those answers is done here: their writes go on when the socket drains,
+        // and a client that ends its side is gone (Node's default: no half-open connections).
         conn.deferred = { error, method: req.method };
+        socket.on('drain', () =>
+          (socket as { _httpMessage?: NodeJS.EventEmitter })._httpMessage?.emit('drain'),
+        );
+        socket.once('end', () => socket.destroy());
         return;
       }
       answerRaw(socket, error, req.method);
