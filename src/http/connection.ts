@@ -243,6 +243,13 @@ export function createConnectionGuard(options: ConnectionGuardOptions) {
           (socket as { _httpMessage?: NodeJS.EventEmitter })._httpMessage?.emit('drain'),
         );
         socket.once('end', () => socket.destroy());
+        // Bytes sent after it are read and dropped, so that its end is seen; past a bound, a
+        // client still sending is not waited for.
+        let dropped = 0;
+        socket.on('data', (chunk: Buffer) => {
+          dropped += chunk.length;
+          if (dropped > CONNECT_TRAILER_BYTES) socket.destroy();
+        });
         return;
       }
       answerRaw(socket, error, req.method);
@@ -366,6 +373,9 @@ function gatewayErrorOf(err: NodeJS.ErrnoException): GatewayError {
       return new GatewayError('bad_request', 'the request is not valid HTTP/1.1');
   }
 }
+
+/** What a client may send after a CONNECT that waits behind earlier answers (dropped unread). */
+const CONNECT_TRAILER_BYTES = 64 * 1024;
 
 /** A problem written straight onto the socket (no request object exists), then a bounded close. */
 function writeRaw(socket: Socket, error: GatewayError, requestId: string, lingerMs: number): void {
